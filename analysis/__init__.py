@@ -1,0 +1,13 @@
+"""wulfbench analysis: read `wulfbench/1` HDF5 result files, derive tables,
+figures, a latency-bandwidth and compute-cost model, and write a report.
+
+Modules:
+    load    reading result files into plain dataclasses; schema checks
+    stats   median confidence intervals, CV, speedup, efficiency, Karp-Flatt, crossover
+    model   Hockney alpha-beta fit, compute-cost fit, forecast for 1..64 nodes
+    tables  the report's tables as plain rows (shared by HTML, Markdown and CSV)
+    plots   matplotlib figures (Agg backend)
+    report  the command line: `python3 -m analysis.report FILES... -o DIR`
+"""
+
+SCHEMA = "wulfbench/1"

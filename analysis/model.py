@@ -1,0 +1,383 @@
+"""Performance model: a Hockney latency-bandwidth fit t(m) = alpha + m/beta, a
+per-rank compute-cost fit t = c0 + c1 * flops, and a forecast of request time
+and speedup for 1..64 nodes of the measured kind.
+
+Request time on p compute ranks (root rank computes unless the point says
+root_computes=0; then all p compute ranks are remote):
+
+    remote(p)  = p - 1 if the root computes, else p
+    t_dist(p)  = remote * alpha + M_in  * remote / p / beta    (linear scatter from the root)
+    t_comp(p)  = c0 + c1 * F / p                               (F: flops of the request)
+    t_gath(p)  = remote * alpha + M_out * remote / p / beta    (linear gather to the root)
+    t_total(p) = t0 + t_dist + t_comp + t_gath
+
+t0 is the per-request cost the three terms do not explain (barriers, reading,
+bookkeeping): the median residual over the measured points, never negative.
+Every rank is assumed to sit on its own node and to talk at the fitted alpha
+and beta; the fit errors on the measured points say how far to trust it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .load import FftPoint, Run
+
+NODES = np.arange(1, 65)
+
+
+@dataclass
+class AffineFit:
+    """y = a + b * x fitted with relative-error weighting."""
+
+    a: float
+    b: float
+    n: int
+    rel_err_max: float
+    rel_err_median: float
+
+    def __call__(self, x: np.ndarray | float) -> np.ndarray | float:
+        return self.a + self.b * np.asarray(x, dtype=float)
+
+
+@dataclass
+class HockneyFit:
+    alpha_s: float
+    beta_Bps: float
+    n: int
+    rel_err_max: float
+    rel_err_median: float
+    source: str  # where the data came from
+
+    def time(self, m: np.ndarray | float) -> np.ndarray | float:
+        inv_beta = 0.0 if not np.isfinite(self.beta_Bps) else 1.0 / self.beta_Bps
+        return self.alpha_s + np.asarray(m, dtype=float) * inv_beta
+
+
+@dataclass
+class Forecast:
+    """A forecast for one request shape (one measured point) over NODES."""
+
+    point_id: str
+    label: str
+    nodes: np.ndarray
+    t_dist: np.ndarray
+    t_comp: np.ndarray
+    t_gather: np.ndarray
+    t_total: np.ndarray
+    speedup: np.ndarray
+    speedup_ref: str  # what the speedup is relative to
+    measured_p: int
+    measured_t: float
+    measured_ci: tuple[float, float]
+    measured_speedup: float
+
+
+@dataclass
+class RunModel:
+    """Everything fitted for one run."""
+
+    run: str
+    hockney: HockneyFit | None
+    compute: AffineFit | None
+    t0_s: float = 0.0
+    total_rel_err_max: float = float("nan")
+    total_rel_err_median: float = float("nan")
+    total_n: int = 0
+    forecasts: list[Forecast] = field(default_factory=list)
+    # (bytes, seconds, description) the alpha-beta fit was made to, and the
+    # fitted curve in the same coordinates
+    comm_data: tuple[np.ndarray, np.ndarray, str] | None = None
+    comm_curve: Callable[[np.ndarray], np.ndarray] | None = None
+    notes: list[str] = field(default_factory=list)
+    # (point id, p, measured, predicted) for every point used to judge the fit
+    checks: list[tuple[str, int, float, float]] = field(default_factory=list)
+
+
+def rel_errors(pred: np.ndarray, meas: np.ndarray) -> np.ndarray:
+    pred = np.asarray(pred, dtype=float)
+    meas = np.asarray(meas, dtype=float)
+    with np.errstate(all="ignore"):
+        err = np.abs(pred - meas) / np.abs(meas)
+    return err[np.isfinite(err)]
+
+
+def _err_stats(pred: np.ndarray, meas: np.ndarray) -> tuple[float, float]:
+    err = rel_errors(pred, meas)
+    if err.size == 0:
+        return float("nan"), float("nan")
+    return float(np.max(err)), float(np.median(err))
+
+
+def fit_affine_rel(x: np.ndarray, y: np.ndarray) -> AffineFit | None:
+    """Least squares for y = a + b x minimising the relative residuals
+    (a + b x - y) / y, with a >= 0 and b >= 0 enforced by refitting the other
+    coefficient alone. Returns None with no usable data."""
+    x = np.asarray(x, dtype=float).reshape(-1)
+    y = np.asarray(y, dtype=float).reshape(-1)
+    keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
+    x, y = x[keep], y[keep]
+    if x.size == 0:
+        return None
+    w = 1.0 / y
+    a = b = float("nan")
+    if x.size >= 2 and np.ptp(x) > 0:
+        design = np.column_stack([w, x * w])
+        (a, b), *_ = np.linalg.lstsq(design, np.ones_like(y), rcond=None)
+    if not (a >= 0 and b >= 0):
+        if np.any(x > 0) and x.size >= 2 and np.ptp(x) > 0:
+            # a = 0: minimise sum (b x / y - 1)^2
+            u = x * w
+            b_only = float(np.sum(u) / np.sum(u * u))
+        else:
+            b_only = -1.0
+        a_only = float(np.sum(w) / np.sum(w * w))  # b = 0
+        err_b = np.sum((b_only * x * w - 1) ** 2) if b_only > 0 else np.inf
+        err_a = np.sum((a_only * w - 1) ** 2)
+        a, b = (0.0, b_only) if err_b < err_a else (a_only, 0.0)
+    pred = a + b * x
+    mx, md = _err_stats(pred, y)
+    return AffineFit(a=float(a), b=float(b), n=int(x.size), rel_err_max=mx, rel_err_median=md)
+
+
+def fit_hockney(m: np.ndarray, t: np.ndarray, source: str = "pingpong") -> HockneyFit | None:
+    """Fit t(m) = alpha + m / beta (seconds, bytes) with relative weighting."""
+    fit = fit_affine_rel(m, t)
+    if fit is None:
+        return None
+    beta = 1.0 / fit.b if fit.b > 0 else float("inf")
+    return HockneyFit(alpha_s=fit.a, beta_Bps=beta, n=fit.n, rel_err_max=fit.rel_err_max,
+                      rel_err_median=fit.rel_err_median, source=source)
+
+
+def _node_of(run: Run) -> dict[int, int]:
+    return {int(h.get("rank", -1)): int(h.get("node", -1)) for h in run.hosts}
+
+
+def pingpong_data(run: Run) -> tuple[np.ndarray, np.ndarray, str, bool] | None:
+    """Message sizes, half-round-trip times (median over the chosen pairs), a
+    description, and whether the pairs cross nodes. Pairs whose ranks sit on
+    different nodes are preferred."""
+    test = run.transfer.get("pingpong")
+    if test is None:
+        return None
+    t_med = test.t_med
+    cols = np.arange(t_med.shape[1])
+    what, inter_node = "pingpong", True
+    if test.pairs is not None and run.hosts and test.pairs.shape[0] == t_med.shape[1]:
+        node = _node_of(run)
+        inter = [i for i, (s, r) in enumerate(test.pairs)
+                 if node.get(int(s), -1) != node.get(int(r), -2)]
+        if inter:
+            cols = np.asarray(inter)
+            what = "pingpong, inter-node pairs"
+        else:
+            what, inter_node = "pingpong, pairs on one node", False
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        t = np.nanmedian(t_med[:, cols], axis=1)
+    return test.bytes.astype(float), t, what, inter_node
+
+
+def pairs_all_data(run: Run) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """Two points (latency_bytes, median latency) and (bandwidth_bytes, time at
+    the median bandwidth) over the inter-node cells of /transfer/pairs_all."""
+    pa = run.pairs_all
+    if pa is None or pa.latency_s is None or pa.bandwidth_Bps is None:
+        return None
+    if not (np.isfinite(pa.latency_bytes) and np.isfinite(pa.bandwidth_bytes)):
+        return None
+    n = pa.latency_s.shape[0]
+    node = _node_of(run)
+    mask = np.array([[node.get(s, -1) != node.get(r, -2) for r in range(n)] for s in range(n)])
+    if not mask.any():
+        return None
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lat = float(np.nanmedian(pa.latency_s[mask]))
+        bw = float(np.nanmedian(pa.bandwidth_Bps[mask]))
+    if not (lat > 0 and bw > 0):
+        return None
+    return (np.array([pa.latency_bytes, pa.bandwidth_bytes]),
+            np.array([lat, pa.bandwidth_bytes / bw]), "pairs_all, inter-node medians")
+
+
+def comm_fit(run: Run) -> tuple[HockneyFit | None, tuple[np.ndarray, np.ndarray, str] | None, str]:
+    """The alpha-beta fit for separate nodes, the data it was fitted to, and a
+    note. Order of preference: pingpong between nodes, the all-pairs matrices
+    between nodes, pingpong on one node (optimistic for separate nodes)."""
+    pp = pingpong_data(run)
+    if pp is not None and pp[3]:
+        return fit_hockney(pp[0], pp[1], pp[2]), (pp[0], pp[1], pp[2]), ""
+    pa = pairs_all_data(run)
+    if pa is not None:
+        note = "pingpong measured only pairs on one node; alpha and beta come from the " \
+               "inter-node cells of the all-pairs matrices" if pp is not None else ""
+        return fit_hockney(pa[0], pa[1], pa[2]), pa, note
+    if pp is not None:
+        return (fit_hockney(pp[0], pp[1], pp[2]), (pp[0], pp[1], pp[2]),
+                "pingpong measured only pairs on one node, so alpha and beta are optimistic "
+                "for ranks on separate nodes")
+    return None, None, ""
+
+
+def remote_ranks(point: FftPoint, p: int) -> int:
+    """Ranks that receive input from the root (and return output to it)."""
+    root_computes = point.attrs.get("root_computes")
+    return p if root_computes is not None and int(root_computes) == 0 else p - 1
+
+
+def request_shape(point: FftPoint) -> tuple[float, float, float]:
+    """(flops, bytes handed to the ranks, bytes returned) of one request.
+    The bytes the ranks received (sum of bytes_in) are what crosses the
+    network; input_bytes stands in when bytes_in is missing."""
+    flops = float(np.nansum(point.flops))
+    m_in = distributed_bytes(point)
+    m_out = float(np.nansum(point.bytes_out)) if point.bytes_out is not None else 0.0
+    return flops, m_in, m_out
+
+
+def distributed_bytes(point: FftPoint) -> float:
+    total = float(np.nansum(point.bytes_in)) if point.bytes_in.size else 0.0
+    return total if total > 0 else point.input_bytes
+
+
+def per_rank_median(point: FftPoint, series: str) -> np.ndarray:
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(point.times[series], axis=0)
+
+
+def slowest_median(point: FftPoint, series: str) -> float:
+    """Median over repetitions of the slowest rank's time."""
+    arr = point.times[series]
+    if arr.size == 0 or np.all(np.isnan(arr)):
+        return float("nan")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(np.nanmedian(np.nanmax(arr, axis=1)))
+
+
+def fit_compute(points: list[FftPoint]) -> AffineFit | None:
+    """Per-rank compute cost: median t_compute of each computing rank against its
+    flops, over all points: t = c0 + c1 * flops."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for point in points:
+        med = per_rank_median(point, "t_compute")
+        for r in point.compute_ranks:
+            if r < med.size and r < point.flops.size:
+                xs.append(float(point.flops[r]))
+                ys.append(float(med[r]))
+    return fit_affine_rel(np.asarray(xs), np.asarray(ys))
+
+
+def predict(hockney: HockneyFit | None, compute: AffineFit, t0: float, point: FftPoint,
+            nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(t_dist, t_comp, t_gather, t_total) of `point`'s request on `nodes` ranks."""
+    flops, m_in, m_out = request_shape(point)
+    p = np.asarray(nodes, dtype=float)
+    remote = np.array([remote_ranks(point, int(k)) for k in np.atleast_1d(nodes)], dtype=float)
+    if hockney is None:
+        t_dist = np.zeros_like(p)
+        t_gather = np.zeros_like(p)
+    else:
+        inv_beta = 0.0 if not np.isfinite(hockney.beta_Bps) else 1.0 / hockney.beta_Bps
+        t_dist = remote * hockney.alpha_s + m_in * remote / p * inv_beta
+        t_gather = remote * hockney.alpha_s + m_out * remote / p * inv_beta
+    t_comp = compute.a + compute.b * flops / p
+    return t_dist, t_comp, t_gather, t0 + t_dist + t_comp + t_gather
+
+
+def fit_run(run: Run, points: list[FftPoint]) -> RunModel:
+    """Fit alpha-beta and compute cost for one run's valid points."""
+    model = RunModel(run=run.name, hockney=None, compute=None)
+    model.compute = fit_compute(points)
+    if model.compute is None:
+        model.notes.append("no FFT points to fit a compute model to")
+        return model
+    p_run = max((pt.p for pt in points), default=1)
+    model.hockney, model.comm_data, note = comm_fit(run)
+    if note:
+        model.notes.append(note)
+    if model.hockney is None and p_run > 1:
+        # No transfer tests: fit the scatter model to the measured distribution.
+        xs, ys, ref = [], [], None
+        for point in points:
+            remote = remote_ranks(point, point.p)
+            if remote <= 0:
+                continue
+            ref = (remote, point.p)
+            xs.append(distributed_bytes(point))
+            ys.append(slowest_median(point, "t_distribute"))
+        fit = fit_affine_rel(np.asarray(xs), np.asarray(ys)) if ref else None
+        if fit is not None and ref is not None:
+            remote, p = ref
+            # slope b = remote / (p * beta)
+            beta = remote / (p * fit.b) if fit.b > 0 else float("inf")
+            model.hockney = HockneyFit(alpha_s=fit.a / remote, beta_Bps=beta, n=fit.n,
+                                       rel_err_max=fit.rel_err_max,
+                                       rel_err_median=fit.rel_err_median,
+                                       source="FFT distribution times")
+            model.comm_data = (np.asarray(xs, dtype=float), np.asarray(ys, dtype=float),
+                               "distribution times")
+            model.comm_curve = fit
+            model.notes.append("alpha and beta come from the FFT distribution times because "
+                               "the file has no pingpong test")
+    if model.hockney is None and p_run > 1:
+        model.notes.append("no data for alpha and beta: communication is left out of the forecast")
+    residual, measured = [], []
+    for point in points:
+        t_meas = median_total(point)
+        _, _, _, t_pred = predict(model.hockney, model.compute, 0.0, point, np.array([point.p]))
+        residual.append(t_meas - float(t_pred[0]))
+        measured.append((point, t_meas))
+    finite = [r for r in residual if np.isfinite(r)]
+    model.t0_s = max(0.0, float(np.median(finite))) if finite else 0.0
+    preds, meas = [], []
+    for point, t_meas in measured:
+        _, _, _, t_pred = predict(model.hockney, model.compute, model.t0_s, point,
+                                  np.array([point.p]))
+        model.checks.append((point.id, point.p, t_meas, float(t_pred[0])))
+        preds.append(float(t_pred[0]))
+        meas.append(t_meas)
+    model.total_rel_err_max, model.total_rel_err_median = _err_stats(np.asarray(preds),
+                                                                     np.asarray(meas))
+    model.total_n = len(rel_errors(np.asarray(preds), np.asarray(meas)))
+    return model
+
+
+def median_total(point: FftPoint) -> float:
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(np.nanmedian(point.times["t_total"]))
+
+
+def forecast(model: RunModel, point: FftPoint, label: str, baseline_t: float | None,
+             nodes: np.ndarray = NODES) -> Forecast | None:
+    """Predict `point`'s request over `nodes`; speedup against the measured
+    baseline time when given, else against the model's own one-node time."""
+    if model.compute is None:
+        return None
+    from .stats import median_ci
+    t_dist, t_comp, t_gather, t_total = predict(model.hockney, model.compute, model.t0_s,
+                                                point, nodes)
+    if baseline_t is not None and np.isfinite(baseline_t):
+        ref, ref_name = baseline_t, "measured baseline"
+    else:
+        ref, ref_name = float(t_total[0]), "forecast for one node"
+    med, lo, hi, _ = median_ci(point.times["t_total"])
+    with np.errstate(all="ignore"):
+        speed = ref / t_total
+    return Forecast(point_id=point.id, label=label, nodes=np.asarray(nodes), t_dist=t_dist,
+                    t_comp=t_comp, t_gather=t_gather, t_total=t_total, speedup=speed,
+                    speedup_ref=ref_name, measured_p=point.p, measured_t=med,
+                    measured_ci=(lo, hi), measured_speedup=ref / med if med > 0 else float("nan"))

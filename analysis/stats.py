@@ -1,0 +1,136 @@
+"""Statistics on raw repetition samples: a distribution-free confidence interval
+for the median, the coefficient of variation, and the parallel-performance
+measures (speedup, efficiency, Karp-Flatt serial fraction, crossover).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+UNSTABLE_CV = 0.05
+
+
+@dataclass
+class Summary:
+    """Statistics of one series of repetitions (NaNs dropped)."""
+
+    n: int
+    median: float
+    ci_lo: float
+    ci_hi: float
+    ci_level: float  # coverage actually achieved by [ci_lo, ci_hi]
+    cv: float
+    mean: float
+    minimum: float
+    maximum: float
+
+    @property
+    def unstable(self) -> bool:
+        return bool(self.cv > UNSTABLE_CV)
+
+
+def binom_cdf_half(k: int, n: int) -> float:
+    """P(B <= k) for B ~ Binomial(n, 1/2)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    log_terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+                 for i in range(k + 1)]
+    top = max(log_terms)
+    return min(1.0, math.exp(top - n * math.log(2.0)) * sum(math.exp(t - top) for t in log_terms))
+
+
+def median_ci_ranks(n: int, level: float = 0.95) -> tuple[int, int, float]:
+    """1-based order statistics (j, k) with P(X_(j) <= median <= X_(k)) >= level,
+    the narrowest symmetric pair, and the coverage it achieves.
+
+    The number of samples below the true median is Binomial(n, 1/2), so
+    coverage of [X_(j), X_(n+1-j)] is 1 - 2 P(B <= j-1). When even the sample
+    range (j = 1) cannot reach `level` (n < 6 at 95 %), the range is returned
+    with its smaller coverage 1 - 2^(1-n) as the small-n fallback.
+    """
+    if n < 1:
+        return 0, 0, 0.0
+    if n == 1:
+        return 1, 1, 0.0
+    alpha = 1.0 - level
+    j = 1
+    while j + 1 <= n // 2 and binom_cdf_half(j, n) <= alpha / 2:
+        j += 1
+    coverage = 1.0 - 2.0 * binom_cdf_half(j - 1, n)
+    return j, n + 1 - j, coverage
+
+
+def median_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float, float, float]:
+    """Median and its distribution-free confidence interval.
+
+    Returns (median, lo, hi, achieved coverage); NaN where there are no samples.
+    """
+    x = np.sort(np.asarray(samples, dtype=float).reshape(-1))
+    x = x[~np.isnan(x)]
+    n = x.size
+    if n == 0:
+        nan = float("nan")
+        return nan, nan, nan, 0.0
+    j, k, coverage = median_ci_ranks(n, level)
+    return float(np.median(x)), float(x[j - 1]), float(x[k - 1]), coverage
+
+
+def cv(samples: np.ndarray) -> float:
+    """Coefficient of variation: sample standard deviation over mean (NaN if n < 2)."""
+    x = np.asarray(samples, dtype=float).reshape(-1)
+    x = x[~np.isnan(x)]
+    if x.size < 2 or np.mean(x) == 0:
+        return float("nan")
+    return float(np.std(x, ddof=1) / np.mean(x))
+
+
+def summarize(samples: np.ndarray, level: float = 0.95) -> Summary:
+    x = np.asarray(samples, dtype=float).reshape(-1)
+    x = x[~np.isnan(x)]
+    med, lo, hi, coverage = median_ci(x, level)
+    if x.size == 0:
+        nan = float("nan")
+        return Summary(0, nan, nan, nan, 0.0, nan, nan, nan, nan)
+    return Summary(n=int(x.size), median=med, ci_lo=lo, ci_hi=hi, ci_level=coverage,
+                   cv=cv(x), mean=float(np.mean(x)), minimum=float(np.min(x)),
+                   maximum=float(np.max(x)))
+
+
+def percentile(samples: np.ndarray, q: float) -> float:
+    x = np.asarray(samples, dtype=float).reshape(-1)
+    x = x[~np.isnan(x)]
+    return float(np.percentile(x, q)) if x.size else float("nan")
+
+
+def speedup(t_baseline: float, t_parallel: float) -> float:
+    """S = T_baseline / T_parallel."""
+    if not (t_parallel > 0) or not np.isfinite(t_baseline):
+        return float("nan")
+    return float(t_baseline / t_parallel)
+
+
+def efficiency(s: float, p: int) -> float:
+    """Parallel efficiency E = S / p."""
+    return float(s / p) if p > 0 else float("nan")
+
+
+def karp_flatt(s: float, p: int) -> float:
+    """Experimentally determined serial fraction e = (1/S - 1/p) / (1 - 1/p);
+    undefined for p = 1."""
+    if p <= 1 or not (s > 0):
+        return float("nan")
+    return float((1.0 / s - 1.0 / p) / (1.0 - 1.0 / p))
+
+
+def crossover(xs: list[float], speedups: list[float]) -> float | None:
+    """The smallest x at which the speedup exceeds 1, or None if it never does."""
+    pairs = sorted((x, s) for x, s in zip(xs, speedups) if np.isfinite(s))
+    for x, s in pairs:
+        if s > 1.0:
+            return x
+    return None

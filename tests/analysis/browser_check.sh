@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Render the analysis report in headless Chromium and check what a reader sees:
+# a screenshot that is a real picture, and no image missing from the page.
+#
+#   bash tests/analysis/browser_check.sh                 # report from synthetic fixtures
+#   bash tests/analysis/browser_check.sh results/*.h5    # report from real result files
+#
+# Environment: PYTHON (default /usr/bin/python3), CHROMIUM (default /usr/bin/chromium),
+# CHROMIUM_WAIT seconds to wait for Chromium to appear (default 0), KEEP=1 keeps the
+# temporary folder and prints its path. Prints "N passed, N failed"; exit 1 on failure.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+PY=${PYTHON:-/usr/bin/python3}
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export PYTHONDONTWRITEBYTECODE=1
+
+tmp=$(mktemp -d)
+if [ "${KEEP:-0}" = 1 ]; then
+    echo "# keeping $tmp"
+else
+    trap 'rm -rf "$tmp"' EXIT
+fi
+
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
+finish() {
+    echo "$passed passed, $failed failed"
+    [ "$failed" -eq 0 ] && exit 0
+    exit 1
+}
+
+waited=0
+while [ ! -x "$CHROMIUM" ] && [ "$waited" -lt "${CHROMIUM_WAIT:-0}" ]; do
+    sleep 5
+    waited=$((waited + 5))
+done
+if [ ! -x "$CHROMIUM" ]; then
+    not_ok "chromium at $CHROMIUM (install it: apt-get install chromium)"
+    finish
+fi
+ok "chromium at $CHROMIUM"
+
+if [ "$#" -gt 0 ]; then
+    inputs=("$@")
+else
+    if "$PY" "$here/fixtures.py" "$tmp/in" >/dev/null; then
+        ok "synthetic result files written"
+    else
+        not_ok "synthetic result files written"
+        finish
+    fi
+    inputs=("$tmp/in")
+fi
+
+if (cd "$root" && "$PY" -m analysis.report "${inputs[@]}" -o "$tmp/report" -q) 2>"$tmp/report.err"; then
+    ok "report generated"
+else
+    not_ok "report generated: $(head -c 400 "$tmp/report.err")"
+    finish
+fi
+
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+       --disable-background-networking --disable-component-update --disable-sync
+       --disable-dev-shm-usage --hide-scrollbars --user-data-dir="$tmp/profile")
+url="file://$tmp/report/index.html"
+
+timeout 180 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/shot.png" --window-size=1280,4000 \
+    "$url" >"$tmp/shot.log" 2>&1
+if [ -s "$tmp/shot.png" ]; then
+    ok "screenshot taken"
+else
+    not_ok "screenshot taken (see chromium output: $(tail -c 300 "$tmp/shot.log"))"
+    finish
+fi
+
+if "$PY" - "$tmp/shot.png" <<'EOF'
+import struct, sys
+import matplotlib.image as mpimg
+path = sys.argv[1]
+data = open(path, "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+assert data[12:16] == b"IHDR", "no IHDR"
+width, height = struct.unpack(">II", data[16:24])
+assert width >= 1000 and height >= 1000, f"too small: {width}x{height}"
+img = mpimg.imread(path)[..., :3]
+dark = (img.mean(axis=2) < 0.9).mean()
+colours = len({tuple(p) for p in (img[::16, ::16] * 255).astype(int).reshape(-1, 3)})
+assert dark > 0.02, f"page is almost blank ({dark:.1%} non-white)"
+assert colours > 50, f"only {colours} colours: no figures rendered"
+print(f"# screenshot {width}x{height}, {dark:.1%} non-white, {colours} colours sampled")
+EOF
+then
+    ok "screenshot is a non-trivial picture"
+else
+    not_ok "screenshot is a non-trivial picture"
+fi
+
+timeout 180 "$CHROMIUM" "${flags[@]}" --virtual-time-budget=10000 --dump-dom "$url" \
+    >"$tmp/dom.html" 2>"$tmp/dom.log"
+if [ -s "$tmp/dom.html" ]; then
+    ok "DOM dumped"
+else
+    not_ok "DOM dumped (see chromium output: $(tail -c 300 "$tmp/dom.log"))"
+    finish
+fi
+
+if "$PY" - "$tmp/dom.html" "$tmp/report" <<'EOF'
+import os, re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+folder = sys.argv[2]
+srcs = re.findall(r"<img\b[^>]*\bsrc=\"([^\"]*)\"", dom)
+assert srcs, "the page has no images"
+bad = [s[:60] for s in srcs
+       if not (s.startswith("data:image/png;base64,") or os.path.isfile(os.path.join(folder, s)))]
+assert not bad, f"images without a source: {bad}"
+assert not re.search(r'data-(images-)?missing="', dom), "the page marked an image that failed to load"
+total = re.search(r'data-images-total="(\d+)"', dom)
+loaded = re.search(r'data-images-loaded="(\d+)"', dom)
+assert total and loaded, "the page's image check script did not run"
+assert total.group(1) == loaded.group(1) == str(len(srcs)), \
+    f"{loaded.group(1)} of {total.group(1)} images loaded ({len(srcs)} <img>)"
+assert not re.search(r"(src|href)=\"https?://", dom), "the page refers to the network"
+print(f"# {len(srcs)} images, all loaded")
+EOF
+then
+    ok "every image on the page loaded, none from the network"
+else
+    not_ok "every image on the page loaded, none from the network"
+fi
+
+finish

@@ -1,0 +1,415 @@
+"""Write synthetic wulfbench result files that follow docs/schema.md exactly.
+
+Timings come from a known model (linear scatter at alpha/beta, compute at a
+fixed cost per flop, log-normal noise), so tests can check that the analysis
+recovers it. Used by the tests and by browser_check.sh:
+
+    /usr/bin/python3 tests/analysis/fixtures.py OUTDIR     # writes pi.h5, ec2.h5, i5.h5
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+SCHEMA = "wulfbench/1"
+FRAME = 1024
+HOP = 512
+RATE = 44100
+FLOPS_PER_FRAME = 2.5 * FRAME * np.log2(FRAME)
+SIZES_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+FILES_N = (1, 2, 4, 8, 16)
+MSG_BYTES = tuple(4 ** k for k in range(11))  # 1 B .. 1 MiB
+LOAD_RPS = (1.0, 2.0, 4.0, 6.0, 8.0, 12.0)
+
+
+@dataclass
+class Cluster:
+    """What the synthetic run looks like."""
+
+    label: str = "pi4x4"
+    hosts: tuple[str, ...] = ("pi0", "pi1", "pi2", "pi3")
+    ranks_per_node: int = 1
+    cpu_model: str = "Cortex-A72"
+    s_per_flop: float = 2.0e-9
+    c0_s: float = 2.0e-4
+    alpha_s: float = 1.0e-4
+    beta_Bps: float = 11.0e6
+    noise: float = 0.01
+    straggler_rank: int | None = 2
+    straggler_factor: float = 1.5
+    unstable_point: str | None = "p000"  # point id given 15 % noise
+    baseline: bool = False
+    reps: int = 9
+    scenarios: tuple[str, ...] = ("sizes", "files")
+    transfer: bool = True
+    pairs_all: bool = False
+    load: bool = True
+    load_saturation_attrs: bool = False
+    verified: int = 1
+    status: str = "complete"
+    failed_point: str | None = None  # point id whose verify/passed is 0
+    fixed_strings: bool = False
+    seed: int = 1
+    schema: str = SCHEMA
+    extra_attrs: dict = field(default_factory=dict)
+
+    @property
+    def nranks(self) -> int:
+        return len(self.hosts) * self.ranks_per_node
+
+
+PI = Cluster()
+EC2 = Cluster(label="ec2-c5x2", hosts=("ip-10-0-0-11", "ip-10-0-0-12"), ranks_per_node=4,
+              cpu_model="Intel Xeon Platinum 8275CL", s_per_flop=0.25e-9, c0_s=2e-5,
+              alpha_s=8e-5, beta_Bps=1.1e9, straggler_rank=None, unstable_point=None,
+              load=False, pairs_all=True, seed=2)
+I5 = Cluster(label="i5-baseline", hosts=("desktop",), cpu_model="Intel Core i5-8400",
+             s_per_flop=0.4e-9, c0_s=1e-5, straggler_rank=None, unstable_point=None,
+             baseline=True, transfer=False, load=False, seed=3)
+
+
+def _str_attr(cfg: Cluster, value: str):
+    return np.bytes_(value.encode()) if cfg.fixed_strings else value
+
+
+def _str_dtype(cfg: Cluster):
+    return "S64" if cfg.fixed_strings else h5py.string_dtype()
+
+
+def _dataset(group: h5py.Group, name: str, data, units: str) -> h5py.Dataset:
+    ds = group.create_dataset(name, data=data)
+    ds.attrs["units"] = units
+    return ds
+
+
+def _root_attrs(f: h5py.File, cfg: Cluster, command: str, subcommand: str) -> None:
+    nnodes = len(cfg.hosts)
+    attrs = {
+        "schema": cfg.schema, "version": "0.1.0", "git_rev": "abc1234",
+        "created_utc": "2024-05-01T12:00:00Z", "command_line": command,
+        "label": cfg.label, "subcommand": subcommand,
+        "mpi_library": "Open MPI v4.1.4, package: Debian OpenMPI",
+        "fftw_version": "fftw-3.3.10-sse2-avx", "hdf5_version": "1.10.8",
+        "compiler": "gcc 12.2.0", "cflags": "-O2 -march=native",
+        "status": cfg.status,
+    }
+    for key, value in attrs.items():
+        f.attrs[key] = _str_attr(cfg, value)
+    f.attrs["nranks"] = np.int32(cfg.nranks)
+    f.attrs["nnodes"] = np.int32(nnodes)
+    f.attrs["wtick_s"] = 1e-9
+    f.attrs["baseline"] = np.int32(1 if cfg.baseline else 0)
+    f.attrs["seed"] = np.int64(cfg.seed)
+    f.attrs["verified"] = np.int32(cfg.verified)
+    for key, value in cfg.extra_attrs.items():
+        f.attrs[key] = value
+
+
+def _hosts(f: h5py.File, cfg: Cluster) -> None:
+    sdt = _str_dtype(cfg)
+    dt = np.dtype([("rank", "<i4"), ("node", "<i4"), ("hostname", sdt), ("cpu_model", sdt),
+                   ("cores", "<i4"), ("mem_bytes", "<i8"), ("cpu_mhz", "<f8"),
+                   ("temp_c_start", "<f8"), ("temp_c_end", "<f8"), ("throttled", "<i4")])
+    rows = []
+    for r in range(cfg.nranks):
+        node = r // cfg.ranks_per_node
+        name = cfg.hosts[node]
+        throttled = 1 if r == cfg.straggler_rank else 0
+        rows.append((r, node, name.encode() if cfg.fixed_strings else name,
+                     cfg.cpu_model.encode() if cfg.fixed_strings else cfg.cpu_model,
+                     4, 4 * 2 ** 30, 1500.0, 45.0 + node, 61.0 + node, throttled))
+    f.create_dataset("hosts", data=np.array(rows, dtype=dt))
+
+
+def _points(cfg: Cluster) -> list[dict]:
+    pts = []
+    if "sizes" in cfg.scenarios:
+        pts += [{"scenario": "sizes", "nfiles": 1, "seconds": s} for s in SIZES_S]
+    if "files" in cfg.scenarios:
+        pts += [{"scenario": "files", "nfiles": n, "seconds": 5.0} for n in FILES_N]
+    return pts
+
+
+def _split(total: int, parts: int) -> np.ndarray:
+    base = np.full(parts, total // parts)
+    base[: total % parts] += 1
+    return base
+
+
+def _fft(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
+    fft = f.create_group("fft")
+    n = cfg.nranks
+    for i, spec in enumerate(_points(cfg)):
+        pid = f"p{i:03d}"
+        g = fft.create_group(pid)
+        samples = int(round(spec["seconds"] * RATE))
+        frames_per_file = 1 + (samples - FRAME) // HOP
+        frames = _split(spec["nfiles"] * frames_per_file, n)
+        flops = frames * FLOPS_PER_FRAME
+        bytes_in = frames * FRAME * 4
+        bytes_out = frames * (FRAME // 2 + 1) * 4
+        input_bytes = int(bytes_in.sum())
+        attrs = {"scenario": spec["scenario"], "mode": "stft", "precision": "single",
+                 "window": "hann", "plan": "measure", "schedule": "static", "result": "spectra"}
+        for key, value in attrs.items():
+            g.attrs[key] = _str_attr(cfg, value)
+        for key, value in {"frame": FRAME, "hop": HOP, "sample_rate": RATE,
+                           "nfiles": spec["nfiles"], "input_bytes": input_bytes,
+                           "reps": cfg.reps, "warmup": 1, "root_computes": 1,
+                           "baseline": int(cfg.baseline)}.items():
+            g.attrs[key] = np.int64(value)
+        g.attrs["seconds_per_file"] = float(spec["seconds"])
+        noise = 0.15 if pid == cfg.unstable_point else cfg.noise
+        reps = cfg.reps
+        factor = np.ones(n)
+        if cfg.straggler_rank is not None and cfg.straggler_rank < n:
+            factor[cfg.straggler_rank] = cfg.straggler_factor
+
+        def jitter(shape):
+            return rng.lognormal(0.0, noise, size=shape)
+
+        t_compute = (cfg.c0_s + cfg.s_per_flop * flops * factor)[None, :] * jitter((reps, n))
+        t_fft = 0.6 * t_compute
+        if n > 1:
+            send = cfg.alpha_s + bytes_in / cfg.beta_Bps
+            send[0] = 0.0
+            t_dist = np.cumsum(send)[None, :] * jitter((reps, n)) + 1e-6
+            # the root receives the outputs one rank after another
+            back = cfg.alpha_s + bytes_out / cfg.beta_Bps
+            back[0] = 0.0
+            t_gather = np.cumsum(back)[None, :] * jitter((reps, n)) + 1e-6
+        else:
+            t_dist = np.full((reps, n), 1e-6)
+            t_gather = np.full((reps, n), 1e-6)
+        t_total = (t_dist + t_compute).max(axis=1) + t_gather.max(axis=1) + 5e-4 * jitter(reps)
+        t_read = 1e-3 + input_bytes / 200e6 * jitter(reps)
+        _dataset(g, "t_read", t_read, "s")
+        _dataset(g, "t_distribute", t_dist, "s")
+        _dataset(g, "t_compute", t_compute, "s")
+        _dataset(g, "t_fft", t_fft, "s")
+        _dataset(g, "t_gather", t_gather, "s")
+        _dataset(g, "t_total", t_total, "s")
+        _dataset(g, "bytes_in", bytes_in.astype(np.int64), "bytes")
+        _dataset(g, "bytes_out", bytes_out.astype(np.int64), "bytes")
+        _dataset(g, "frames", frames.astype(np.int64), "count")
+        _dataset(g, "flops", flops.astype(float), "flop")
+        sdt = _str_dtype(cfg)
+        idt = np.dtype([("name", sdt), ("sample_rate", "<i4"), ("channels", "<i4"),
+                        ("bits", "<i4"), ("samples", "<i8"), ("bytes", "<i8"), ("peak_hz", "<f8")])
+        rows = []
+        for k in range(spec["nfiles"]):
+            name = f"synthetic-{k}.wav"
+            rows.append((name.encode() if cfg.fixed_strings else name, RATE, 1, 16, samples,
+                         samples * 2 + 44, 440.0 * (k + 1)))
+        g.create_dataset("inputs", data=np.array(rows, dtype=idt))
+        v = g.create_group("verify")
+        passed = 0 if pid == cfg.failed_point else 1
+        v.attrs["passed"] = np.int32(passed)
+        v.attrs["max_error"] = 1e-6 if passed else 0.2
+        v.attrs["check"] = _str_attr(cfg, "tones+parseval+roundtrip")
+        v.attrs["parseval_max_rel"] = 1e-7
+        v.attrs["roundtrip_max_rel"] = 1e-6
+        v.attrs["tones_expected"] = np.int32(spec["nfiles"])
+        v.attrs["tones_found"] = np.int32(spec["nfiles"] - (0 if passed else 1))
+
+
+def _transfer(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
+    tr = f.create_group("transfer")
+    n = cfg.nranks
+    sizes = np.asarray(MSG_BYTES, dtype=np.int64)
+    reps = 5
+    S = sizes.size
+    node = np.arange(n) // cfg.ranks_per_node
+
+    def link(s, r):
+        # ranks on one node talk through shared memory: 10x better
+        same = node[s] == node[r]
+        return (cfg.alpha_s / 10, cfg.beta_Bps * 10) if same else (cfg.alpha_s, cfg.beta_Bps)
+
+    def common(g, kind, pairs_mode="first"):
+        g.attrs["kind"] = _str_attr(cfg, kind)
+        g.attrs["pairs_mode"] = _str_attr(cfg, pairs_mode)
+        g.attrs["window"] = np.int32(64)
+        g.attrs["iters"] = _str_attr(cfg, "auto")
+        g.attrs["time_per_size_s"] = 0.1
+        g.attrs["root"] = _str_attr(cfg, "rotate")
+        g.attrs["validated"] = np.int32(1)
+        _dataset(g, "bytes", sizes, "bytes")
+        _dataset(g, "reps", np.full(S, reps, dtype=np.int64), "count")
+
+    pairs = np.array([(0, r) for r in range(1, min(n, 3))], dtype=np.int32)
+    for test in ("pingpong", "bw", "bibw"):
+        g = tr.create_group(test)
+        common(g, "p2p")
+        t = np.empty((S, reps, len(pairs)))
+        for j, (s, r) in enumerate(pairs):
+            a, b = link(s, r)
+            base = a + sizes / b if test == "pingpong" else a / 64 + sizes / b
+            t[:, :, j] = base[:, None] * rng.lognormal(0, 0.02, size=(S, reps))
+        t[0, -1, :] = np.nan  # fewer reps recorded at the first size
+        _dataset(g, "t", t, "s")
+        _dataset(g, "pairs", pairs, "1")
+        t_med = np.nanmedian(t, axis=1)
+        _dataset(g, "t_med", t_med, "s")
+        factor = 2.0 if test == "bibw" else 1.0
+        _dataset(g, "bandwidth_Bps", factor * sizes[:, None] / t_med, "B/s")
+    g = tr.create_group("ring")
+    common(g, "ring")
+    orders = np.array([np.arange(n), np.roll(np.arange(n)[::-1], 1)], dtype=np.int32)
+    t = np.empty((S, reps, 2))
+    for o in range(2):
+        t[:, :, o] = ((cfg.alpha_s + sizes / cfg.beta_Bps) * (1 + 0.3 * o))[:, None] \
+            * rng.lognormal(0, 0.02, size=(S, reps))
+    _dataset(g, "t", t, "s")
+    _dataset(g, "orders", orders, "1")
+    t_med = np.nanmedian(t, axis=1)
+    _dataset(g, "t_med", t_med, "s")
+    _dataset(g, "bandwidth_Bps", n * sizes[:, None] / t_med, "B/s")
+    steps = max(1.0, np.log2(n))
+    for test, mult in (("barrier", 0), ("bcast", 1), ("scatter", 1), ("gather", 1),
+                       ("allgather", 2), ("alltoall", n), ("reduce", 1), ("allreduce", 2)):
+        g = tr.create_group(test)
+        common(g, "collective")
+        if test == "barrier":
+            g["bytes"][...] = 0
+            base = np.full(S, steps * cfg.alpha_s)
+        else:
+            base = steps * cfg.alpha_s + mult * sizes / cfg.beta_Bps
+        spread = 1 + 0.2 * np.arange(n) / max(1, n - 1)
+        t = base[:, None, None] * spread[None, None, :] * rng.lognormal(0, 0.03, size=(S, reps, n))
+        _dataset(g, "t", t, "s")
+        per_rank = np.nanmedian(t, axis=1)
+        _dataset(g, "t_med", np.median(per_rank, axis=1), "s")
+        with np.errstate(all="ignore"):
+            _dataset(g, "bandwidth_Bps", sizes / np.median(per_rank, axis=1), "B/s")
+    if cfg.pairs_all:
+        g = tr.create_group("pairs_all")
+        lat = np.full((n, n), np.nan)
+        bw = np.full((n, n), np.nan)
+        for s in range(n):
+            for r in range(n):
+                if s != r:
+                    a, b = link(s, r)
+                    lat[s, r] = (a + 8 / b) * rng.lognormal(0, 0.05)
+                    bw[s, r] = 2 ** 20 / (a + 2 ** 20 / b) * rng.lognormal(0, 0.05)
+        _dataset(g, "latency_s", lat, "s")
+        _dataset(g, "bandwidth_Bps", bw, "B/s")
+        g.attrs["latency_bytes"] = np.int64(8)
+        g.attrs["bandwidth_bytes"] = np.int64(2 ** 20)
+
+
+def _load(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
+    load = f.create_group("load")
+    service = 0.15
+    duration, warm_s, queue_limit = 10.0, 2.0, 8
+    enum = h5py.enum_dtype({"done": 0, "rejected": 1, "unfinished": 2}, basetype="i1")
+    for i, rps in enumerate(LOAD_RPS):
+        g = load.create_group(f"s{i:03d}")
+        arrivals = np.cumsum(rng.exponential(1 / rps, size=int(rps * duration * 2) + 5))
+        arrivals = arrivals[arrivals < duration]
+        R = arrivals.size
+        t_start = np.full(R, np.nan)
+        t_done = np.full(R, np.nan)
+        status = np.zeros(R, dtype=np.int8)
+        worker = np.full(R, -1, dtype=np.int32)
+        free = 0.0
+        ends: list[float] = []
+        for k, t in enumerate(arrivals):
+            waiting = sum(1 for e in ends if e > t)
+            if waiting > queue_limit:
+                status[k] = 1
+                continue
+            start = max(t, free)
+            end = start + service * rng.lognormal(0, 0.05)
+            free = end
+            ends.append(end)
+            t_start[k] = start
+            if end > duration:
+                status[k] = 2
+            else:
+                t_done[k] = end
+                worker[k] = 1 + k % max(1, cfg.nranks - 1)
+        for key, value in {"loop": "open", "dispatch": "least-loaded",
+                           "client_source": "head"}.items():
+            g.attrs[key] = _str_attr(cfg, value)
+        g.attrs["clients"] = np.int32(4)
+        g.attrs["offered_rps"] = rps
+        g.attrs["duration_s"] = duration
+        g.attrs["warmup_s"] = warm_s
+        g.attrs["files_per_request"] = np.int32(1)
+        g.attrs["seconds_per_file"] = 5.0
+        g.attrs["queue_limit"] = np.int32(queue_limit)
+        g.attrs["slo_ms"] = 1000.0
+        g.attrs["think_ms"] = 0.0
+        g.attrs["timed_out"] = np.int32(0)
+        g.attrs["submitted"] = np.int64(R)
+        g.attrs["done"] = np.int64((status == 0).sum())
+        g.attrs["rejected"] = np.int64((status == 1).sum())
+        g.attrs["unfinished"] = np.int64((status == 2).sum())
+        _dataset(g, "client", (np.arange(R) % 4).astype(np.int32), "1")
+        _dataset(g, "t_submit", arrivals, "s")
+        _dataset(g, "t_start", t_start, "s")
+        _dataset(g, "t_done", t_done, "s")
+        _dataset(g, "worker", worker, "1")
+        _dataset(g, "bytes", np.full(R, 441000 * 2, dtype=np.int64), "bytes")
+        ds = g.create_dataset("status", data=status, dtype=enum)
+        ds.attrs["units"] = "1"
+        _dataset(g, "warmup", (arrivals < warm_s).astype(np.uint8), "1")
+        _dataset(g, "t_queue", t_start - arrivals, "s")
+        _dataset(g, "t_distribute", np.where(np.isnan(t_start), np.nan, 0.01), "s")
+        _dataset(g, "t_compute", np.where(np.isnan(t_start), np.nan, service - 0.02), "s")
+        _dataset(g, "t_return", np.where(np.isnan(t_start), np.nan, 0.01), "s")
+    if cfg.load_saturation_attrs:
+        load.attrs["saturation_rps"] = 6.0
+        load.attrs["saturation_p95_s"] = 0.4
+        load.attrs["first_fail_rps"] = 8.0
+        load.attrs["fail_reason"] = _str_attr(cfg, "latency")
+
+
+def write_run(path: Path | str, cfg: Cluster = PI) -> Path:
+    """Write one result file for `cfg` at `path` and return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(cfg.seed)
+    if cfg.baseline:
+        command = "wulfbench fft --baseline --sweep sizes,files -o i5.h5"
+    else:
+        command = f"mpirun -np {cfg.nranks} wulfbench suite -o {path.name}"
+    sub = "fft" if cfg.baseline or not (cfg.transfer or cfg.load) else "suite"
+    with h5py.File(path, "w") as f:
+        _root_attrs(f, cfg, command, sub)
+        _hosts(f, cfg)
+        if cfg.scenarios:
+            _fft(f, cfg, rng)
+        if cfg.transfer:
+            _transfer(f, cfg, rng)
+        if cfg.load:
+            _load(f, cfg, rng)
+    return path
+
+
+def write_set(folder: Path | str) -> list[Path]:
+    """A Pi cluster, an EC2 cluster and an i5 baseline."""
+    folder = Path(folder)
+    return [write_run(folder / "pi.h5", PI), write_run(folder / "ec2.h5", EC2),
+            write_run(folder / "i5.h5", I5)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Write synthetic wulfbench/1 result files (pi.h5, ec2.h5, i5.h5) for tests.")
+    parser.add_argument("outdir", help="folder to write the files into (created if missing)")
+    args = parser.parse_args(argv)
+    for path in write_set(args.outdir):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The alpha-beta fit, the compute fit and the forecast against known models."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import fixtures
+from analysis import model
+from analysis.load import FftPoint, open_run
+
+
+def test_hockney_recovers_alpha_beta_exactly_without_noise():
+    m = np.array([0, 1, 8, 64, 512, 4096, 32768, 262144, 2 ** 21], dtype=float)
+    alpha, beta = 42e-6, 117e6
+    fit = model.fit_hockney(m, alpha + m / beta)
+    assert fit.alpha_s == pytest.approx(alpha, rel=1e-9)
+    assert fit.beta_Bps == pytest.approx(beta, rel=1e-9)
+    assert fit.rel_err_max < 1e-9
+
+
+def test_hockney_recovers_alpha_beta_with_noise():
+    rng = np.random.default_rng(7)
+    m = np.repeat(4.0 ** np.arange(11), 5)
+    alpha, beta = 100e-6, 11e6
+    t = (alpha + m / beta) * rng.lognormal(0, 0.03, size=m.size)
+    fit = model.fit_hockney(m, t)
+    assert fit.alpha_s == pytest.approx(alpha, rel=0.05)
+    assert fit.beta_Bps == pytest.approx(beta, rel=0.05)
+    assert fit.rel_err_median < 0.05
+
+
+def test_relative_weighting_keeps_small_messages_accurate():
+    """Unweighted least squares would let the 1 MiB points swamp the latency."""
+    m = np.array([1, 16, 256, 4096, 65536, 2 ** 20], dtype=float)
+    t = 5e-6 + m / 1e9
+    t[-1] *= 1.3  # one large outlier
+    fit = model.fit_hockney(m, t)
+    assert fit.alpha_s == pytest.approx(5e-6, rel=0.1)
+
+
+def test_affine_fit_never_goes_negative():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    fit = model.fit_affine_rel(x, 2.0 * x - 0.5)  # true intercept < 0
+    assert fit.a == 0.0 and fit.b > 0
+    fit = model.fit_affine_rel(x, np.array([3.0, 2.9, 2.8, 2.7]))  # falling: slope < 0
+    assert fit.b == 0.0 and fit.a == pytest.approx(2.85, rel=0.05)
+    assert model.fit_affine_rel(np.array([]), np.array([])) is None
+
+
+def _point(flops_per_rank: list[float], in_bytes: float, out_bytes: list[float],
+           root_computes: int = 1) -> FftPoint:
+    n = len(flops_per_rank)
+    reps = 3
+    times = {name: np.full((reps, n), 1e-3) for name in ("t_distribute", "t_compute", "t_fft", "t_gather")}
+    times["t_read"] = np.full(reps, 1e-3)
+    times["t_total"] = np.full(reps, 1e-2)
+    return FftPoint(id="p000", attrs={"input_bytes": in_bytes, "root_computes": root_computes},
+                    times=times, bytes_in=np.full(n, in_bytes / n), bytes_out=np.asarray(out_bytes),
+                    frames=np.ones(n), flops=np.asarray(flops_per_rank), inputs=[], verify={})
+
+
+def test_predict_by_hand():
+    hockney = model.HockneyFit(alpha_s=1e-4, beta_Bps=1e7, n=2, rel_err_max=0, rel_err_median=0,
+                               source="test")
+    compute = model.AffineFit(a=2e-3, b=1e-9, n=2, rel_err_max=0, rel_err_median=0)
+    point = _point([1e6] * 4, 1e6, [2.5e5] * 4)
+    d, c, g, total = model.predict(hockney, compute, 5e-3, point, np.array([1, 4]))
+    # p = 4: 3 remote ranks, each sent 1/4 of 1 MB over 10 MB/s
+    assert d[1] == pytest.approx(3 * 1e-4 + 1e6 * 3 / 4 / 1e7)
+    assert g[1] == pytest.approx(3 * 1e-4 + 1e6 * 3 / 4 / 1e7)
+    assert c[1] == pytest.approx(2e-3 + 1e-9 * 4e6 / 4)
+    assert total[1] == pytest.approx(5e-3 + d[1] + c[1] + g[1])
+    # one node: nothing moves
+    assert d[0] == 0 and g[0] == 0 and c[0] == pytest.approx(2e-3 + 4e-3)
+    # root does not compute: all p compute ranks are remote
+    d2, *_ = model.predict(hockney, compute, 0.0, _point([1e6] * 4, 1e6, [0] * 4, 0), np.array([4]))
+    assert d2[0] == pytest.approx(4 * 1e-4 + 1e6 / 1e7)
+
+
+def test_fit_run_recovers_the_fixture_model(tmp_path):
+    run = open_run(fixtures.write_run(tmp_path / "ec2.h5", fixtures.EC2))
+    m = model.fit_run(run, run.points)
+    cfg = fixtures.EC2
+    assert m.compute.b == pytest.approx(cfg.s_per_flop, rel=0.05)
+    assert m.compute.a == pytest.approx(cfg.c0_s, rel=0.3)
+    # pingpong only measured pairs on one node, so the inter-node cells of
+    # the all-pairs matrices are used
+    assert "pairs_all" in m.hockney.source
+    assert m.hockney.alpha_s == pytest.approx(cfg.alpha_s, rel=0.15)
+    assert m.hockney.beta_Bps == pytest.approx(cfg.beta_Bps, rel=0.15)
+    assert m.total_rel_err_median < 0.05
+    assert m.total_n == len(run.points)
+
+
+def test_fit_run_uses_inter_node_pingpong(tmp_path):
+    run = open_run(fixtures.write_run(tmp_path / "pi.h5", fixtures.PI))
+    m = model.fit_run(run, run.points)
+    assert m.hockney.source == "pingpong, inter-node pairs"
+    assert m.hockney.alpha_s == pytest.approx(fixtures.PI.alpha_s, rel=0.05)
+    assert m.hockney.beta_Bps == pytest.approx(fixtures.PI.beta_Bps, rel=0.05)
+
+
+def test_fit_run_without_transfer_uses_distribution_times(tmp_path):
+    cfg = dataclasses.replace(fixtures.PI, transfer=False, straggler_rank=None, unstable_point=None)
+    run = open_run(fixtures.write_run(tmp_path / "pi.h5", cfg))
+    m = model.fit_run(run, run.points)
+    assert m.hockney.source == "FFT distribution times"
+    assert m.hockney.beta_Bps == pytest.approx(cfg.beta_Bps, rel=0.15)
+    assert any("no pingpong" in note for note in m.notes)
+
+
+def test_forecast_passes_through_the_measured_point(tmp_path):
+    run = open_run(fixtures.write_run(tmp_path / "ec2.h5", fixtures.EC2))
+    m = model.fit_run(run, run.points)
+    point = run.points[-1]
+    f = model.forecast(m, point, "largest", None)
+    assert f.nodes[0] == 1 and f.nodes[-1] == 64
+    assert f.speedup[0] == pytest.approx(1.0)  # against its own one-node forecast
+    at_p = f.t_total[point.p - 1]
+    assert at_p == pytest.approx(f.measured_t, rel=0.05)
+    f2 = model.forecast(m, point, "largest", baseline_t=2 * f.measured_t)
+    assert f2.measured_speedup == pytest.approx(2.0)
+    assert f2.speedup_ref == "measured baseline"
