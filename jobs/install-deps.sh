@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Install the Debian packages wulfbench needs, only those missing, and say which.
+# Usage: jobs/install-deps.sh GROUP...   groups: build analysis test bench browser cluster slurm
+# Run it on every node of a cluster (Raspberry Pi OS, Debian, Ubuntu); it uses sudo when not root.
+set -euo pipefail
+
+declare -A GROUP=(
+  [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libhdf5-openmpi-dev hdf5-tools"
+  [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
+  [test]="python3-pytest sox alsa-utils"
+  [bench]="netpipe-openmpi hpcc"
+  [browser]="chromium"
+  [cluster]="iproute2 util-linux procps"
+  [slurm]="slurm-wlm munge"
+)
+
+if [ $# -eq 0 ] || [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
+  echo "usage: $0 GROUP...   (groups: ${!GROUP[*]})"
+  exit $([ $# -eq 0 ] && echo 2 || echo 0)
+fi
+
+want=()
+for g in "$@"; do
+  [ -n "${GROUP[$g]+x}" ] || { echo "install-deps: unknown group '$g'; use: ${!GROUP[*]}" >&2; exit 2; }
+  for p in ${GROUP[$g]}; do want+=("$p"); done
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  cat >&2 <<'MSG'
+install-deps: this is not a Debian-family system, so nothing was installed. Install by hand:
+  Fedora / Rocky / Alma:  sudo dnf install make gcc pkgconf openmpi openmpi-devel fftw-devel hdf5-openmpi-devel \
+                            python3-h5py python3-numpy python3-matplotlib python3-pytest sox
+                          (Rocky/Alma need EPEL: sudo dnf install epel-release; then
+                           'module load mpi/openmpi-x86_64' before make)
+  Amazon Linux 2023:      sudo dnf install make gcc pkgconf openmpi openmpi-devel fftw-devel hdf5-devel python3-numpy
+                          (no parallel HDF5 or h5py packages: build HDF5 with --enable-parallel, or use the
+                           AWS ParallelCluster AMI, which ships Open MPI; pip install h5py matplotlib for analysis)
+  then: make PKGS="fftw3f fftw3 hdf5"   if pkg-config names HDF5 differently.
+MSG
+  exit 1
+fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine has no package lists yet; refresh them once per day at most.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+  $sudo apt-get update -q || true
+fi
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || {
+  echo "install-deps: apt-get could not install ${missing[*]}; check the network or the package names above" >&2; exit 1; }

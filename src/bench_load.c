@@ -1,0 +1,712 @@
+/* `wulfbench load`: rank 0 is the head node that queues requests and dispatches them to worker ranks;
+ * requests come from client ranks over MPI or from the head itself. Steps of rising load, each recorded
+ * request by request; the saturation point is the highest load that keeps p95 within the SLO with no
+ * rejections and rising throughput.
+ *
+ * Polling: the head, the workers and the client ranks never block in MPI. They poll (MPI_Iprobe,
+ * MPI_Test) and, when idle, sleep with a back-off from 10 us up to --poll-us (default 200 us), so a
+ * 2-core node is not burnt by spinning ranks. The price is at most --poll-us of extra latency per hop
+ * (4 hops per request); --poll-us 0 spins. Every wait has a deadline, so no rank can hang. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio.h"
+#include "bench.h"
+#include "bench_load_int.h"
+#include "comm.h"
+#include "error.h"
+#include "fft.h"
+#include "options.h"
+#include "report.h"
+#include "results.h"
+#include "sysinfo.h"
+#include "timer.h"
+
+enum reason { R_NONE = 0, R_LATENCY, R_REJECTIONS, R_THROUGHPUT };
+static const char *const reason_names[] = {"none", "latency", "rejections", "throughput"};
+
+/* A step's outcome, on rank 0. */
+struct step_stats {
+    int index;
+    double load, rate_rps;
+    int clients;
+    int64_t submitted, done, rejected, unfinished, measured, measured_done, done_in_window;
+    double window_start_s, window_end_s;
+    double offered_rps, submitted_rps, completed_rps;
+    double p50_s, p95_s, p99_s, max_s, mean_s;
+    int timed_out, pass, reason;
+    char detail[128];
+    int64_t mismatches;
+    double t_end_s;
+};
+
+/* What rank 0 tells everyone before each step. */
+struct step_order {
+    double load, timeout_s;
+    int32_t go, pad;
+};
+
+static int closed_loop(const struct wb_load_opts *t) { return t->loop == WB_LOAD_CLOSED; }
+
+/* Checks that need the rank count; every rank decides the same, before any collective. */
+static int assign_roles(struct wb_load_ctx *c, const struct wb_load_opts *t, int nranks)
+{
+    int k = t->client_ranks == WB_LOAD_CLIENT_RANKS_AUTO ? (nranks >= 3 ? 1 : 0) : t->client_ranks;
+    if (nranks < 2)
+        return wb_error_set(WB_EUSAGE, "wulfbench load needs at least 2 ranks, a head (rank 0) and a worker; "
+                                       "run it under mpirun -np 2 or more");
+    if (k >= nranks)
+        return wb_error_set(WB_EUSAGE, "--client-ranks %d: more client ranks than the %d ranks there are "
+                                       "(one is the head, one at least a worker)", k, nranks);
+    if (nranks - 1 - k < 1)
+        return wb_error_set(WB_EUSAGE, "--client-ranks %d leaves no worker rank: %d ranks = 1 head + %d clients; "
+                                       "use at most %d client ranks or start more ranks", k, nranks, k, nranks - 2);
+    c->nclient_ranks = k;
+    c->nworkers = nranks - 1 - k;
+    c->first_client_rank = 1 + c->nworkers;
+    return 0;
+}
+
+static int sizes(struct wb_load_ctx *c)
+{
+    const struct wb_load_opts *t = c->t;
+    struct wb_audio a;
+    memset(&a, 0, sizeof a);
+    int rc = wb_audio_synth(&a, t->seconds, WB_LOAD_RATE_HZ, c->seed, 0);
+    if (rc)
+        return rc;
+    c->nsamples = a.nsamples;
+    wb_audio_free(&a);
+    if (c->nsamples < WB_LOAD_FRAME)
+        return wb_error_set(WB_EUSAGE, "--seconds %g gives %lld samples, fewer than one %d-sample frame", t->seconds,
+                            (long long)c->nsamples, WB_LOAD_FRAME);
+    c->frames = 1 + (c->nsamples - WB_LOAD_FRAME) / WB_LOAD_HOP;
+    c->sample_bytes = wb_fft_sample_bytes(t->precision);
+    c->req_bytes = (int64_t)t->files_per_request * c->nsamples * (int64_t)c->sample_bytes;
+    c->res_bytes = (int64_t)t->files_per_request * c->frames *
+                   (int64_t)wb_fft_result_bytes(t->precision, WB_LOAD_FRAME, t->result);
+    if (c->req_bytes > INT_MAX || c->res_bytes > INT_MAX)
+        return wb_error_set(WB_EUSAGE, "a request of %d x %g s is %lld bytes, more than one MPI message carries "
+                                       "(2 GiB); lower --files-per-request or --seconds", t->files_per_request,
+                            t->seconds, (long long)(c->req_bytes > c->res_bytes ? c->req_bytes : c->res_bytes));
+    return 0;
+}
+
+/* The request audio a client (or the head, without client ranks) sends with every request. */
+static int make_payload(struct wb_load_ctx *c)
+{
+    const struct wb_load_opts *t = c->t;
+    c->payload = wb_fft_alloc((size_t)c->req_bytes);
+    if (!c->payload)
+        return wb_error_set(WB_ENOMEM, "out of memory for a %lld-byte request", (long long)c->req_bytes);
+    for (int f = 0; f < t->files_per_request; f++) {
+        struct wb_audio a;
+        memset(&a, 0, sizeof a);
+        int rc = wb_audio_synth(&a, t->seconds, WB_LOAD_RATE_HZ, c->seed, f);
+        if (rc)
+            return rc;
+        if (a.nsamples != c->nsamples) {
+            wb_audio_free(&a);
+            return wb_error_set(WB_EINPUT, "synthetic file %d has %lld samples, file 0 %lld", f, (long long)a.nsamples,
+                                (long long)c->nsamples);
+        }
+        wb_fft_convert((char *)c->payload + (size_t)f * (size_t)c->nsamples * c->sample_bytes, a.samples, a.nsamples,
+                       t->precision);
+        wb_audio_free(&a);
+    }
+    return 0;
+}
+
+static int setup(struct wb_load_ctx *c)
+{
+    const struct wb_load_opts *t = c->t;
+    int rc = sizes(c);
+    if (rc)
+        return rc;
+    if (c->role == WB_LOAD_CLIENT || (c->role == WB_LOAD_HEAD && c->nclient_ranks == 0))
+        if ((rc = make_payload(c)))
+            return rc;
+    if (c->role == WB_LOAD_WORKER) {
+        /* Plan once per worker and reuse it for every request of every step. */
+        int64_t batch = c->frames < 16 ? c->frames : 16;
+        if ((rc = wb_fft_kernel_create(&c->kernel, t->precision, WB_LOAD_FRAME, batch, WB_FFT_HANN, t->plan)))
+            return rc;
+        c->job_buf = wb_fft_alloc((size_t)c->req_bytes);
+        if (!c->job_buf)
+            return wb_error_set(WB_ENOMEM, "out of memory for a %lld-byte job", (long long)c->req_bytes);
+    }
+    if (c->role != WB_LOAD_HEAD) {
+        c->res_buf = malloc((size_t)c->res_bytes);
+        if (!c->res_buf)
+            return wb_error_set(WB_ENOMEM, "out of memory for a %lld-byte result", (long long)c->res_bytes);
+    }
+    if (c->role == WB_LOAD_HEAD && c->nclient_ranks > 0) {
+        int64_t avail = wb_sysinfo_mem_available();
+        double need = (double)(t->queue_limit + c->nworkers) * (double)c->req_bytes;
+        if (avail > 0 && need > 0.5 * (double)avail)
+            wb_report_warn("a full queue (--queue-limit %lld) holds %.0f MB of requests, more than half the %.0f MB "
+                           "available", (long long)t->queue_limit, need / 1e6, (double)avail / 1e6);
+    }
+    return 0;
+}
+
+/* Buffers MPI may still use after a failed step are left alone: the job is about to be stopped. */
+static void cleanup_local(struct wb_load_ctx *c) { wb_fft_kernel_destroy(&c->kernel); }
+
+static void cleanup(struct wb_load_ctx *c)
+{
+    wb_fft_kernel_destroy(&c->kernel);
+    wb_fft_free(c->payload);
+    wb_fft_free(c->job_buf);
+    free(c->res_buf);
+    c->payload = c->job_buf = c->res_buf = NULL;
+    if (c->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->comm);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between the closest ranks of sorted x[n] (NaN if empty). */
+static double percentile(const double *x, int64_t n, double p)
+{
+    if (n <= 0)
+        return NAN;
+    double pos = p * (double)(n - 1);
+    int64_t i = (int64_t)floor(pos);
+    if (i >= n - 1)
+        return x[n - 1];
+    return x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
+}
+
+/* Counts, rates and latency percentiles; fails loudly if the requests do not add up. */
+static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct step_stats *st)
+{
+    const struct wb_load_opts *t = c->t;
+    memset(st, 0, sizeof *st);
+    st->index = s->index;
+    st->load = s->load;
+    st->clients = s->clients;
+    st->rate_rps = s->rate_rps;
+    st->timed_out = s->timed_out;
+    st->mismatches = s->verify_mismatches;
+    st->t_end_s = s->t_end_s;
+    st->submitted = s->nrecs;
+    for (int64_t i = 0; i < s->nrecs; i++) {
+        int status = s->recs[i].status;
+        st->done += status == WB_LOAD_DONE;
+        st->rejected += status == WB_LOAD_REJECTED;
+        st->unfinished += status == WB_LOAD_UNFINISHED;
+    }
+    if (st->done + st->rejected + st->unfinished != st->submitted)
+        return wb_error_set(WB_EVERIFY, "load step s%03d: accounting: done %lld + rejected %lld + unfinished %lld "
+                                        "!= submitted %lld", s->index, (long long)st->done, (long long)st->rejected,
+                            (long long)st->unfinished, (long long)st->submitted);
+    /* Statistics leave the warm-up out, unless it would leave nothing. */
+    double w0 = t->warmup_s, w1 = s->duration_s > 0 ? s->duration_s : s->t_last_submit_s;
+    if (w1 - w0 <= 0)
+        w0 = 0;
+    double *lat = malloc((size_t)(s->nrecs > 0 ? s->nrecs : 1) * sizeof *lat);
+    if (!lat)
+        return wb_error_set(WB_ENOMEM, "out of memory for latencies");
+    double sum = 0;
+    for (int64_t i = 0; i < s->nrecs; i++) {
+        const struct wb_load_rec *r = &s->recs[i];
+        if (r->status == WB_LOAD_DONE && r->t_done >= w0 && r->t_done <= w1)
+            st->done_in_window++;
+        if (r->t_submit < w0)
+            continue;
+        st->measured++;
+        if (r->status == WB_LOAD_DONE) {
+            lat[st->measured_done++] = r->t_done - r->t_submit;
+            sum += r->t_done - r->t_submit;
+        }
+    }
+    qsort(lat, (size_t)st->measured_done, sizeof *lat, cmp_double);
+    st->p50_s = percentile(lat, st->measured_done, 0.50);
+    st->p95_s = percentile(lat, st->measured_done, 0.95);
+    st->p99_s = percentile(lat, st->measured_done, 0.99);
+    st->max_s = st->measured_done ? lat[st->measured_done - 1] : NAN;
+    st->mean_s = st->measured_done ? sum / (double)st->measured_done : NAN;
+    free(lat);
+    st->window_start_s = w0;
+    st->window_end_s = w1;
+    /* Both rates count events inside the same window: steady-state throughput, not the drain after it. */
+    st->submitted_rps = w1 > w0 ? (double)st->measured / (w1 - w0) : NAN;
+    st->completed_rps = w1 > w0 ? (double)st->done_in_window / (w1 - w0) : NAN;
+    st->offered_rps = closed_loop(t) ? st->submitted_rps : s->rate_rps;
+    return 0;
+}
+
+static void fmt_load(const struct wb_load_opts *t, double load, char *out, size_t cap)
+{
+    if (closed_loop(t))
+        snprintf(out, cap, "%.0f client%s", load, load == 1 ? "" : "s");
+    else
+        snprintf(out, cap, "%g req/s offered", load);
+}
+
+/* Pass or fail against the SLO; a closed-loop step is also compared with the nearest lower load run so far. */
+static void evaluate(const struct wb_load_opts *t, struct step_stats *st, const struct step_stats *prev, int nprev)
+{
+    double slo_s = t->slo_ms * 1e-3;
+    st->reason = R_NONE;
+    st->detail[0] = '\0';
+    if (st->rejected > 0) {
+        st->reason = R_REJECTIONS;
+        snprintf(st->detail, sizeof st->detail, "%lld of %lld rejected", (long long)st->rejected,
+                 (long long)st->submitted);
+    } else if (st->timed_out || st->unfinished > 0) {
+        st->reason = R_LATENCY;
+        snprintf(st->detail, sizeof st->detail, "%s%lld unfinished", st->timed_out ? "step timed out, " : "",
+                 (long long)st->unfinished);
+    } else if (st->measured_done > 0 && st->p95_s > slo_s) {
+        st->reason = R_LATENCY;
+        snprintf(st->detail, sizeof st->detail, "p95 %.1f ms > SLO %g ms", st->p95_s * 1e3, t->slo_ms);
+    } else if (!closed_loop(t)) {
+        /* A shortfall counts when it is over 10% and over two standard deviations of the arrival count,
+         * so that a short step's Poisson noise does not fail it. */
+        double n = (double)st->measured, shortfall = n - (double)st->done_in_window;
+        if (n > 0 && shortfall > fmax(0.1 * n, 2 * sqrt(n))) {
+            st->reason = R_THROUGHPUT;
+            snprintf(st->detail, sizeof st->detail, "completed %.2f/s, %.0f%% short of the %.2f/s submitted",
+                     st->completed_rps, 100 * shortfall / n, st->submitted_rps);
+        }
+    } else {
+        const struct step_stats *ref = NULL;
+        for (int i = 0; i < nprev; i++)
+            if (prev[i].load < st->load && (!ref || prev[i].load > ref->load))
+                ref = &prev[i];
+        if (ref && ref->completed_rps > 0) {
+            double load_gain = st->load / ref->load - 1, tput_gain = st->completed_rps / ref->completed_rps - 1;
+            /* Less than a quarter of the proportional gain: the clients are only queueing. */
+            if (tput_gain < 0.25 * load_gain) {
+                st->reason = R_THROUGHPUT;
+                snprintf(st->detail, sizeof st->detail, "completed/s %+.0f%% while clients %+.0f%% (vs %.0f)",
+                         100 * tput_gain, 100 * load_gain, ref->load);
+            }
+        }
+    }
+    st->pass = st->reason == R_NONE;
+}
+
+static void ms(char *out, size_t cap, double s)
+{
+    if (isnan(s))
+        snprintf(out, cap, "%9s", "-");
+    else
+        snprintf(out, cap, "%9.1f", s * 1e3);
+}
+
+static void print_header(const struct wb_load_ctx *c)
+{
+    const struct wb_load_opts *t = c->t;
+    char source[128];
+    if (c->nclient_ranks > 0)
+        snprintf(source, sizeof source, "%d client rank%s (%d-%d) send requests over MPI", c->nclient_ranks,
+                 c->nclient_ranks == 1 ? "" : "s", c->first_client_rank, c->nranks - 1);
+    else
+        snprintf(source, sizeof source, "the head makes the requests itself");
+    wb_report_printf("# load: %s loop; head rank 0, %d worker%s (1-%d), %s\n", closed_loop(t) ? "closed" : "open",
+                     c->nworkers, c->nworkers == 1 ? "" : "s", c->nworkers, source);
+    wb_report_printf("# request: %d x %g s at %d Hz (%lld bytes, %s), frame %d hop %d, %s; dispatch %s, queue %lld, "
+                     "SLO p95 %g ms%s\n", t->files_per_request, t->seconds, WB_LOAD_RATE_HZ,
+                     (long long)c->req_bytes, t->precision == WB_FFT_DOUBLE ? "double" : "single", WB_LOAD_FRAME,
+                     WB_LOAD_HOP, t->result == WB_FFT_PEAKS ? "peaks" : "spectra",
+                     t->dispatch == WB_LOAD_DYNAMIC ? "dynamic" : "round-robin", (long long)t->queue_limit,
+                     t->slo_ms, t->ramp ? ", ramp" : "");
+    wb_report_printf("# %-5s %8s %10s %12s %9s %8s %10s %9s %9s %9s %9s  %s\n", "step",
+                     closed_loop(t) ? "clients" : "rate/s", "offered/s", "completed/s", "submitted", "rejected",
+                     "unfinished", "p50_ms", "p95_ms", "p99_ms", "max_ms", "verdict");
+}
+
+static void print_row(const struct wb_load_opts *t, const struct step_stats *st)
+{
+    char p50[16], p95[16], p99[16], mx[16];
+    ms(p50, sizeof p50, st->p50_s);
+    ms(p95, sizeof p95, st->p95_s);
+    ms(p99, sizeof p99, st->p99_s);
+    ms(mx, sizeof mx, st->max_s);
+    wb_report_printf("  s%03d  %8.*f %10.2f %12.2f %9lld %8lld %10lld %s %s %s %s  %s%s%s\n", st->index,
+                     closed_loop(t) ? 0 : 2, st->load, st->offered_rps, st->completed_rps, (long long)st->submitted,
+                     (long long)st->rejected, (long long)st->unfinished, p50, p95, p99, mx,
+                     st->pass ? "ok" : reason_names[st->reason], st->pass ? "" : ": ", st->detail);
+}
+
+static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                      const struct step_stats *st)
+{
+    const struct wb_load_opts *t = c->t;
+    static const char *const status_names[] = {"done", "rejected", "unfinished"};
+    static const char *const warmup_names[] = {"measured", "warmup"};
+    char g[64], d[96];
+    snprintf(g, sizeof g, "/load/s%03d", s->index);
+    int64_t n = c->rank == 0 ? s->nrecs : 0;
+    int rc = wb_comm_bcast(&n, sizeof n, 0);
+    if (rc)
+        return rc;
+    int32_t *client = calloc((size_t)n + 1, sizeof *client), *client_rank = calloc((size_t)n + 1, sizeof *client_rank);
+    int32_t *worker = calloc((size_t)n + 1, sizeof *worker);
+    int64_t *bytes = calloc((size_t)n + 1, sizeof *bytes);
+    uint8_t *status = calloc((size_t)n + 1, 1), *warm = calloc((size_t)n + 1, 1);
+    double *f[10];
+    int nf = 10, ok = client && client_rank && worker && bytes && status && warm;
+    for (int k = 0; k < nf; k++)
+        ok = (f[k] = calloc((size_t)n + 1, sizeof(double))) != NULL && ok;
+    if (!ok)
+        rc = wb_error_set(WB_ENOMEM, "out of memory for %lld load records", (long long)n);
+    for (int64_t i = 0; rc == 0 && c->rank == 0 && i < n; i++) {
+        const struct wb_load_rec *r = &s->recs[i];
+        client[i] = r->client;
+        client_rank[i] = r->client_rank;
+        worker[i] = r->worker;
+        bytes[i] = c->req_bytes;
+        status[i] = r->status;
+        warm[i] = r->warmup;
+        double v[10] = {r->t_submit, r->t_start, r->t_done, r->t_queue, r->t_dist, r->t_comp, r->t_fft, r->t_ret,
+                        r->t_client, r->t_done - r->t_submit};
+        for (int k = 0; k < nf; k++)
+            f[k][i] = v[k];
+    }
+    rc = wb_comm_agree(rc);
+    if (rc == 0) {
+        static const char *const fnames[10] = {"t_submit", "t_start", "t_done", "t_queue", "t_distribute",
+                                               "t_compute", "t_fft", "t_return", "t_client", "latency"};
+        uint64_t dims[1] = {(uint64_t)n};
+        rc = wb_results_group(res, g);
+#define ATTR_S(name, v) (rc = rc ? rc : wb_results_attr_str(res, g, name, v))
+#define ATTR_I(name, v) (rc = rc ? rc : wb_results_attr_i64(res, g, name, (int64_t)(v)))
+#define ATTR_F(name, v) (rc = rc ? rc : wb_results_attr_f64(res, g, name, (double)(v)))
+        ATTR_S("loop", closed_loop(t) ? "closed" : "open");
+        ATTR_F("load", s->load);
+        ATTR_I("clients", s->clients);
+        ATTR_F("rate_rps", closed_loop(t) ? NAN : s->rate_rps);
+        ATTR_F("offered_rps", st->offered_rps);
+        ATTR_F("duration_s", s->duration_s);
+        ATTR_I("requests", s->requests);
+        ATTR_F("warmup_s", t->warmup_s);
+        ATTR_F("step_timeout_s", s->timeout_s);
+        ATTR_I("files_per_request", t->files_per_request);
+        ATTR_F("seconds_per_file", t->seconds);
+        ATTR_I("sample_rate", WB_LOAD_RATE_HZ);
+        ATTR_I("frame", WB_LOAD_FRAME);
+        ATTR_I("hop", WB_LOAD_HOP);
+        ATTR_S("window", "hann");
+        ATTR_S("precision", t->precision == WB_FFT_DOUBLE ? "double" : "single");
+        ATTR_S("plan", t->plan == WB_FFT_ESTIMATE ? "estimate" : t->plan == WB_FFT_PATIENT ? "patient" : "measure");
+        ATTR_S("result", t->result == WB_FFT_PEAKS ? "peaks" : "spectra");
+        ATTR_I("bytes_per_request", c->req_bytes);
+        ATTR_I("result_bytes", c->res_bytes);
+        ATTR_S("dispatch", t->dispatch == WB_LOAD_DYNAMIC ? "dynamic" : "round-robin");
+        ATTR_I("queue_limit", t->queue_limit);
+        ATTR_F("slo_ms", t->slo_ms);
+        ATTR_S("client_source", c->nclient_ranks > 0 ? "ranks" : "head");
+        ATTR_I("client_ranks", c->nclient_ranks);
+        ATTR_I("workers", c->nworkers);
+        ATTR_F("think_ms", t->think_ms);
+        ATTR_F("service_delay_ms", t->service_delay_ms);
+        ATTR_F("poll_us", t->poll_us);
+        ATTR_I("timed_out", st->timed_out);
+        ATTR_I("submitted", st->submitted);
+        ATTR_I("done", st->done);
+        ATTR_I("rejected", st->rejected);
+        ATTR_I("unfinished", st->unfinished);
+        ATTR_I("measured", st->measured);
+        ATTR_F("window_start_s", st->window_start_s);
+        ATTR_F("window_end_s", st->window_end_s);
+        ATTR_F("submitted_rps", st->submitted_rps);
+        ATTR_F("completed_rps", st->completed_rps);
+        ATTR_F("p50_s", st->p50_s);
+        ATTR_F("p95_s", st->p95_s);
+        ATTR_F("p99_s", st->p99_s);
+        ATTR_F("max_s", st->max_s);
+        ATTR_F("mean_s", st->mean_s);
+        ATTR_F("t_end_s", st->t_end_s);
+        ATTR_I("pass", st->pass);
+        ATTR_S("fail_reason", reason_names[st->reason]);
+        ATTR_S("fail_detail", st->detail);
+        ATTR_I("verify_mismatches", st->mismatches);
+#define DSET(kind, name, data, units)                                                                                \
+    do {                                                                                                             \
+        snprintf(d, sizeof d, "%s/%s", g, name);                                                                     \
+        rc = rc ? rc : wb_results_write_##kind(res, d, 1, dims, data, units);                                        \
+    } while (0)
+        DSET(i32, "client", client, "1");
+        DSET(i32, "client_rank", client_rank, "1");
+        DSET(i32, "worker", worker, "1");
+        DSET(i64, "bytes", bytes, "bytes");
+        for (int k = 0; k < nf; k++)
+            DSET(f64, fnames[k], f[k], "s");
+        snprintf(d, sizeof d, "%s/status", g);
+        rc = rc ? rc : wb_results_write_enum(res, d, (size_t)n, status, status_names, 3);
+        snprintf(d, sizeof d, "%s/warmup", g);
+        rc = rc ? rc : wb_results_write_enum(res, d, (size_t)n, warm, warmup_names, 2);
+    }
+    free(client);
+    free(client_rank);
+    free(worker);
+    free(bytes);
+    free(status);
+    free(warm);
+    for (int k = 0; k < nf; k++)
+        free(f[k]);
+    int frc = wb_results_flush(res);
+    return rc ? rc : frc;
+}
+
+/* The ramp and the list: which load comes next, decided on rank 0. */
+struct plan {
+    int ramp, nlist, next_list;
+    const double *list;
+    double lo, hi, max_load, min_load;
+    const char *stop_reason;
+};
+
+static int next_load(const struct wb_load_opts *t, struct plan *p, const struct step_stats *st, double *next)
+{
+    if (st->timed_out) {
+        p->stop_reason = "step_timeout";
+        return 0;
+    }
+    if (!p->ramp) {
+        if (p->next_list >= p->nlist) {
+            p->stop_reason = "list";
+            return 0;
+        }
+        *next = p->list[p->next_list++];
+        return 1;
+    }
+    double x = st->load;
+    if (st->pass)
+        p->lo = fmax(p->lo, x);
+    else
+        p->hi = fmin(p->hi, x);
+    if (isinf(p->hi)) {
+        if (x >= p->max_load) {
+            p->stop_reason = "max_load";
+            return 0;
+        }
+        *next = fmin(2 * x, p->max_load);
+    } else if (p->lo < 0) {
+        if (x <= p->min_load) {
+            p->stop_reason = "lowest_load";
+            return 0;
+        }
+        *next = closed_loop(t) ? floor(x / 2) : fmax(x / 2, p->min_load);
+    } else {
+        double width = p->hi - p->lo;
+        if (width <= 0.1 * p->lo || (closed_loop(t) && width <= 1)) {
+            p->stop_reason = "bracketed";
+            return 0;
+        }
+        *next = closed_loop(t) ? floor((p->lo + p->hi) / 2) : 0.5 * (p->lo + p->hi);
+    }
+    if (closed_loop(t) && *next < 1)
+        *next = 1;
+    return 1;
+}
+
+/* Saturation: the highest passing load below the lowest failing one. */
+static void summarize(const struct step_stats *st, int n, int *sat, int *first_fail)
+{
+    *sat = *first_fail = -1;
+    for (int i = 0; i < n; i++)
+        if (!st[i].pass && (*first_fail < 0 || st[i].load < st[*first_fail].load))
+            *first_fail = i;
+    for (int i = 0; i < n; i++)
+        if (st[i].pass && (*first_fail < 0 || st[i].load < st[*first_fail].load) &&
+            (*sat < 0 || st[i].load > st[*sat].load))
+            *sat = i;
+}
+
+static void print_summary(const struct wb_load_opts *t, const struct step_stats *st, int sat, int ff,
+                          const char *stop_reason)
+{
+    char a[64], b[64];
+    if (sat >= 0) {
+        fmt_load(t, st[sat].load, a, sizeof a);
+        if (ff >= 0) {
+            fmt_load(t, st[ff].load, b, sizeof b);
+            wb_report_printf("saturation: %.2f req/s at %s (p95 %.1f ms); first failure at %s, %.2f req/s: %s (%s)\n",
+                             st[sat].offered_rps, a, st[sat].p95_s * 1e3, b, st[ff].offered_rps,
+                             reason_names[st[ff].reason], st[ff].detail);
+        } else {
+            wb_report_printf("saturation: not reached; every load passed, the highest %s, %.2f req/s (p95 %.1f ms); "
+                             "stopped: %s\n", a, st[sat].offered_rps, st[sat].p95_s * 1e3, stop_reason);
+        }
+    } else if (ff >= 0) {
+        fmt_load(t, st[ff].load, b, sizeof b);
+        wb_report_printf("saturation: none; the lowest load, %s at %.2f req/s, already fails: %s (%s)\n", b,
+                         st[ff].offered_rps, reason_names[st[ff].reason], st[ff].detail);
+    } else {
+        wb_report_printf("saturation: no step ran\n");
+    }
+}
+
+static int write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct step_stats *st, int n,
+                         int sat, int ff, const char *stop_reason, int ramp)
+{
+    const char *g = "/load";
+    char sname[16] = "", fname[16] = "";
+    if (sat >= 0)
+        snprintf(sname, sizeof sname, "s%03d", st[sat].index);
+    if (ff >= 0)
+        snprintf(fname, sizeof fname, "s%03d", st[ff].index);
+    int rc = wb_results_group(res, g);
+    ATTR_S("loop", closed_loop(t) ? "closed" : "open");
+    ATTR_I("ramp", ramp);
+    ATTR_I("steps", n);
+    ATTR_S("stop_reason", stop_reason);
+    ATTR_F("saturation_rps", sat >= 0 ? st[sat].offered_rps : NAN);
+    ATTR_F("saturation_p95_s", sat >= 0 ? st[sat].p95_s : NAN);
+    ATTR_F("saturation_load", sat >= 0 ? st[sat].load : NAN);
+    ATTR_S("saturation_step", sname);
+    ATTR_F("first_fail_rps", ff >= 0 ? st[ff].offered_rps : NAN);
+    ATTR_F("first_fail_load", ff >= 0 ? st[ff].load : NAN);
+    ATTR_S("first_fail_step", fname);
+    ATTR_S("fail_reason", ff >= 0 ? reason_names[st[ff].reason] : "none");
+    int frc = wb_results_flush(res);
+    return rc ? rc : frc;
+}
+
+static void free_recs(struct wb_load_step *s)
+{
+    free(s->recs);
+    s->recs = NULL;
+    s->nrecs = 0;
+}
+
+int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
+{
+    const struct wb_load_opts *t = &o->load;
+    struct wb_load_ctx c;
+    memset(&c, 0, sizeof c);
+    c.comm = MPI_COMM_NULL;
+    c.t = t;
+    c.rank = wb_comm_rank();
+    c.nranks = wb_comm_size();
+    c.seed = o->common.seed;
+    c.poll_s = t->poll_us * 1e-6;
+    /* Long enough for any request in service to finish after a step is cut off. */
+    c.grace_s = 10.0 + 2e-3 * t->service_delay_ms;
+    int rc = assign_roles(&c, t, c.nranks);
+    if (rc)
+        return rc;
+    c.role = c.rank == 0 ? WB_LOAD_HEAD : c.rank < c.first_client_rank ? WB_LOAD_WORKER : WB_LOAD_CLIENT;
+    /* A private communicator keeps the load protocol's tags apart from anything else. */
+    if ((rc = wb_comm_check(MPI_Comm_dup(wb_comm_world(), &c.comm), "MPI_Comm_dup (load)")))
+        return wb_comm_agree(rc);
+    rc = wb_comm_agree(setup(&c));
+    if (rc) {
+        cleanup(&c);
+        return rc;
+    }
+    print_header(&c);
+
+    const double *list;
+    int nlist = wb_load_opts_loads(t, &list);
+    struct plan p = {.ramp = t->ramp, .nlist = nlist, .next_list = 1, .list = list, .lo = -1, .hi = INFINITY,
+                     .max_load = wb_load_opts_max_load(t), .stop_reason = "list"};
+    p.min_load = closed_loop(t) ? 1 : list[0] / 64;
+    struct step_stats stats[WB_LOAD_MAX_STEPS];
+    int nsteps = 0, vrc = 0;
+    double run_t0 = wb_timer_now_s(), step_timeout = wb_load_opts_step_timeout_s(t);
+    struct step_order order = {.load = closed_loop(t) ? fmax(1, round(list[0])) : list[0], .go = 1};
+    for (int index = 0;; index++) {
+        if (c.rank == 0) {
+            order.timeout_s = step_timeout;
+            if (index >= WB_LOAD_MAX_STEPS && order.go) {
+                order.go = 0;
+                p.stop_reason = "max_steps";
+            }
+            if (o->common.timeout_s > 0) {
+                double left = o->common.timeout_s - (wb_timer_now_s() - run_t0);
+                if (left < 1.0 || (t->requests == 0 && left <= t->duration_s)) {
+                    if (order.go)
+                        p.stop_reason = "timeout";
+                    order.go = 0;
+                }
+                order.timeout_s = fmin(order.timeout_s, left);
+            }
+        }
+        if ((rc = wb_comm_bcast(&order, sizeof order, 0)))
+            break;
+        if (!order.go)
+            break;
+        struct wb_load_step s = {.index = index, .load = order.load, .timeout_s = order.timeout_s};
+        if (closed_loop(t)) {
+            s.clients = (int)order.load;
+        } else {
+            s.rate_rps = order.load;
+            s.clients = c.nclient_ranks > 0 ? c.nclient_ranks : 1;
+        }
+        s.duration_s = t->requests > 0 ? 0 : t->duration_s;
+        s.requests = t->requests;
+        if (c.role == WB_LOAD_HEAD)
+            rc = wb_load_head_step(&c, &s);
+        else if (c.role == WB_LOAD_WORKER)
+            rc = wb_load_worker_step(&c, &s);
+        else
+            rc = wb_load_client_step(&c, &s);
+        if (rc == WB_EMPI || rc == WB_ETIMEOUT) {
+            /* A rank stopped responding or broke the protocol: the ranks are out of step, and a collective
+             * could wait forever. WB_EMPI makes main stop every rank. */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", wb_error_message());
+            free_recs(&s);
+            cleanup_local(&c);
+            return wb_error_set(WB_EMPI, "%s", msg);
+        }
+        if ((rc = wb_comm_agree(rc))) {
+            free_recs(&s);
+            break;
+        }
+        struct step_stats *st = &stats[nsteps];
+        memset(st, 0, sizeof *st);
+        int src = 0;
+        if (c.rank == 0) {
+            src = step_stats(&c, &s, st);
+            evaluate(t, st, stats, nsteps);
+            if (src == 0)
+                print_row(t, st);
+        }
+        rc = write_step(res, &c, &s, st);
+        free_recs(&s);
+        if (rc || (rc = wb_comm_agree(src)))
+            break;
+        nsteps++;
+        if (c.rank == 0) {
+            if (st->mismatches > 0 && vrc == 0) {
+                vrc = wb_error_set(WB_EVERIFY, "load step s%03d: %lld results differed from the same worker's first "
+                                               "result for the same audio; data was damaged on the way",
+                                   st->index, (long long)st->mismatches);
+                wb_report_printf("# verify: FAILED: %s\n", wb_error_message());
+            }
+            order.go = next_load(t, &p, st, &order.load);
+        }
+    }
+    if (rc == 0) {
+        int sat = -1, ff = -1;
+        char stop_reason[32];
+        if (c.rank == 0) {
+            summarize(stats, nsteps, &sat, &ff);
+            print_summary(t, stats, sat, ff, p.stop_reason);
+        }
+        snprintf(stop_reason, sizeof stop_reason, "%s", p.stop_reason);
+        rc = write_summary(res, t, stats, nsteps, sat, ff, stop_reason, t->ramp);
+        if (rc == 0 && c.rank == 0 && !strcmp(p.stop_reason, "timeout"))
+            vrc = vrc ? vrc : wb_error_set(WB_ETIMEOUT, "load: --timeout %g s reached after %d steps; the file "
+                                                        "holds what was measured", o->common.timeout_s, nsteps);
+        if (rc == 0)
+            rc = wb_comm_agree(vrc);
+    }
+    cleanup(&c);
+    return rc;
+}

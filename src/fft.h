@@ -1,0 +1,67 @@
+/* fft: the only module that includes fftw3.h: plans, wisdom, batched execution, checks, flop counts. */
+#ifndef WB_FFT_H
+#define WB_FFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum wb_fft_precision { WB_FFT_SINGLE = 0, WB_FFT_DOUBLE = 1 };
+enum wb_fft_effort { WB_FFT_ESTIMATE = 0, WB_FFT_MEASURE = 1, WB_FFT_PATIENT = 2 };
+enum wb_fft_window { WB_FFT_HANN = 0, WB_FFT_RECT = 1 };
+enum wb_fft_result { WB_FFT_SPECTRA = 0, WB_FFT_PEAKS = 1 };
+
+/* One result of --result peaks: the strongest non-DC bin of a frame. */
+struct wb_fft_peak {
+    int32_t bin;
+    float mag;
+};
+
+/* Plans and buffers for real transforms of length n, up to batch frames per FFTW call. */
+struct wb_fft_kernel;
+
+/* Build (or reuse from wisdom) the r2c plan for n points in batches of up to batch frames,
+ * with the window applied before the transform. Local. 0, WB_EFFTW or WB_ENOMEM. */
+int wb_fft_kernel_create(struct wb_fft_kernel **k, int precision, int64_t n, int64_t batch, int window,
+                         int effort);
+
+/* Free plans and buffers; sets *k to NULL. Local. */
+void wb_fft_kernel_destroy(struct wb_fft_kernel **k);
+
+/* Bytes of one sample in this precision (4 or 8). */
+size_t wb_fft_sample_bytes(int precision);
+
+/* Bytes of one frame's result: (n/2+1) magnitudes, or one wb_fft_peak. */
+size_t wb_fft_result_bytes(int precision, int64_t n, int result);
+
+/* Transform nframes frames taken from samples (of the kernel's precision) at offsets
+ * 0, hop, 2*hop, ...; write each frame's result (magnitudes or a peak) to out, in order.
+ * *t_fft_s receives the seconds spent inside FFTW execute. Local. */
+int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nframes, int64_t hop, int result,
+                      void *out, double *t_fft_s);
+
+/* Check up to max_check frames (spread over nframes) of samples outside any timing:
+ * Parseval's identity of the windowed frame and a c2r round trip. Relative errors out. Local. */
+int wb_fft_kernel_check(struct wb_fft_kernel *k, const void *samples, int64_t nframes, int64_t hop,
+                        int64_t max_check, double *parseval_rel, double *roundtrip_rel);
+
+/* The tolerance a check must stay under in this precision (relative error). */
+double wb_fft_tolerance(int precision, int64_t n);
+
+/* 2.5 * n * log2(n): the conventional flop count of one real transform of length n. */
+double wb_fft_flops(int64_t n);
+
+/* Copy float samples into dst in the given precision (float or double). Local. */
+void wb_fft_convert(void *dst, const float *src, int64_t n, int precision);
+
+/* Memory from fftw_malloc (SIMD-aligned); free with wb_fft_free. Local. */
+void *wb_fft_alloc(size_t nbytes);
+void wb_fft_free(void *p);
+
+/* Wisdom as a string (caller frees with free), and import of such a string. Local. */
+char *wb_fft_wisdom_export(void);
+int wb_fft_wisdom_import(const char *wisdom);
+
+/* FFTW's version string. */
+const char *wb_fft_version(void);
+
+#endif

@@ -1,0 +1,234 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio.h"
+#include "error.h"
+#include "fft.h"
+#include "options.h"
+#include "sysinfo.h"
+
+enum {
+    F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
+    F_SCHEDULE, F_CHUNK, F_ROOT, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
+};
+
+/* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
+#define MAX_SECONDS 3600.0
+#define MAX_FILES 4096
+
+const struct wb_optdef wb_fft_optdefs[] = {
+    {"input", 1, 0, F_INPUT, "PATH", "a WAV file or a folder of them; repeatable (default: synthetic audio)"},
+    {"on-bad-input", 1, 0, F_BAD, "fail|skip", "what a bad WAV file does to the run (default fail)"},
+    {"sweep", 1, 0, F_SWEEP, "both|sizes|files|none", "study scenarios (default both; none with --input)"},
+    {"seconds", 1, 0, F_SECONDS, "LIST", "durations of the one-file sizes sweep (default 1,2,5,10,30,60)"},
+    {"files", 1, 0, F_FILES, "LIST", "file counts of the files sweep (default 1:64)"},
+    {"file-seconds", 1, 0, F_FILE_SECONDS, "S", "length of each file in the files sweep (default 5)"},
+    {"sample-rate", 1, 0, F_RATE, "HZ", "sample rate of synthetic audio (default 44100)"},
+    {"mode", 1, 0, F_MODE, "stft|whole", "frames of --frame samples, or one transform per file (default stft)"},
+    {"frame", 1, 0, F_FRAME, "N", "samples per STFT frame (default 4096)"},
+    {"hop", 1, 0, F_HOP, "N", "samples between frame starts (default frame/2)"},
+    {"window", 1, 0, F_WINDOW, "hann|none", "window applied before each transform (default hann)"},
+    {"schedule", 1, 0, F_SCHEDULE, "static|dynamic", "contiguous blocks by MPI_Scatterv, or chunks on demand"},
+    {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)"},
+    {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)"},
+    {"result", 1, 0, F_RESULT, "spectra|peaks", "what returns to the root: magnitude spectra or per-frame peaks"},
+    {"baseline", 0, 0, F_BASELINE, NULL, "one process, no messaging: the single-desktop reference"},
+    {"precision", 1, 0, F_PRECISION, "single|double", "FFTW precision (default single)"},
+    {"plan", 1, 0, F_PLAN, "estimate|measure|patient", "FFTW planning effort (default measure)"},
+    {"wisdom", 1, 0, F_WISDOM, "FILE", "FFTW wisdom: rank 0 imports it, shares it, saves it at the end"},
+    {"max-memory", 1, 0, F_MAXMEM, "SIZE", "refuse points that need more memory on rank 0 (default: available)"},
+    {NULL, 0, 0, 0, NULL, NULL},
+};
+
+const char wb_fft_summary[] = "the FFT distribution benchmark: read, distribute, transform, gather (study rows 1-9)";
+
+void wb_fft_opts_defaults(struct wb_fft_opts *t)
+{
+    memset(t, 0, sizeof *t);
+    t->sweep = WB_SWEEP_BOTH;
+    t->file_seconds = 5;
+    t->sample_rate_hz = 44100;
+    t->frame = 4096;
+    t->window = WB_FFT_HANN;
+    t->chunk = 64;
+    t->root_computes = 1;
+    t->precision = WB_FFT_SINGLE;
+    t->plan = WB_FFT_MEASURE;
+}
+
+int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
+{
+    static const char *const sweeps[] = {"both", "sizes", "files", "none", NULL};
+    static const char *const modes[] = {"stft", "whole", NULL};
+    static const char *const windows[] = {"hann", "none", NULL};
+    static const char *const schedules[] = {"static", "dynamic", NULL};
+    static const char *const yesno[] = {"no", "yes", NULL};
+    static const char *const results[] = {"spectra", "peaks", NULL};
+    static const char *const precisions[] = {"single", "double", NULL};
+    static const char *const plans[] = {"estimate", "measure", "patient", NULL};
+    static const char *const bad[] = {"fail", "skip", NULL};
+    int64_t v;
+    double d;
+    int rc = 0;
+    switch (id) {
+    case F_INPUT: {
+        const char **grown = realloc(t->inputs, (size_t)(t->ninputs + 1) * sizeof *grown);
+        if (!grown)
+            return wb_error_set(WB_ENOMEM, "--input: out of memory");
+        t->inputs = grown;
+        t->inputs[t->ninputs++] = arg;
+        break;
+    }
+    case F_BAD: return wb_options_choice("--on-bad-input", arg, bad, &t->on_bad_input);
+    case F_SWEEP:
+        t->sweep_given = 1;
+        return wb_options_choice("--sweep", arg, sweeps, &t->sweep);
+    case F_SECONDS:
+        free(t->seconds);
+        return wb_options_double_list("--seconds", arg, 0.01, MAX_SECONDS, 64, &t->seconds, &t->nseconds);
+    case F_FILES:
+        free(t->files);
+        return wb_options_size_list("--files", arg, 1, MAX_FILES, 64, &t->files, &t->nfiles);
+    case F_FILE_SECONDS:
+        if ((rc = wb_options_double("--file-seconds", arg, 0.01, MAX_SECONDS, &d)) == 0)
+            t->file_seconds = d;
+        return rc;
+    case F_RATE:
+        if ((rc = wb_options_int("--sample-rate", arg, WB_AUDIO_SYNTH_MIN_RATE_HZ, 384000, &v)) == 0)
+            t->sample_rate_hz = (int32_t)v;
+        return rc;
+    case F_MODE: return wb_options_choice("--mode", arg, modes, &t->mode);
+    case F_FRAME:
+        if ((rc = wb_options_size("--frame", arg, 16, 1 << 24, &v)) == 0)
+            t->frame = v;
+        return rc;
+    case F_HOP:
+        if ((rc = wb_options_size("--hop", arg, 1, 1 << 24, &v)) == 0)
+            t->hop = v;
+        else if (!strcmp(arg, "0"))
+            rc = wb_error_set(WB_EUSAGE, "--hop: 0 would never advance; give 1 to the frame size (e.g. --hop 2048)");
+        return rc;
+    case F_WINDOW: return wb_options_choice("--window", arg, windows, &t->window);
+    case F_SCHEDULE: return wb_options_choice("--schedule", arg, schedules, &t->schedule);
+    case F_CHUNK:
+        if ((rc = wb_options_int("--chunk", arg, 1, 1 << 20, &v)) == 0)
+            t->chunk = v;
+        return rc;
+    case F_ROOT: return wb_options_choice("--root-computes", arg, yesno, &t->root_computes);
+    case F_RESULT: return wb_options_choice("--result", arg, results, &t->result);
+    case F_BASELINE: t->baseline = 1; return 0;
+    case F_PRECISION: return wb_options_choice("--precision", arg, precisions, &t->precision);
+    case F_PLAN: return wb_options_choice("--plan", arg, plans, &t->plan);
+    case F_WISDOM:
+        if (!*arg)
+            return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
+        t->wisdom = arg;
+        return 0;
+    case F_MAXMEM:
+        if ((rc = wb_options_size("--max-memory", arg, 1 << 20, INT64_MAX / 2, &v)) == 0)
+            t->max_bytes = v;
+        return rc;
+    }
+    return rc;
+}
+
+static int set_default_lists(struct wb_fft_opts *t)
+{
+    static const double seconds[] = {1, 2, 5, 10, 30, 60};
+    if (!t->seconds) {
+        t->seconds = malloc(sizeof seconds);
+        if (!t->seconds)
+            return wb_error_set(WB_ENOMEM, "out of memory");
+        memcpy(t->seconds, seconds, sizeof seconds);
+        t->nseconds = (int)(sizeof seconds / sizeof seconds[0]);
+    }
+    if (!t->files)
+        return wb_options_size_list("--files", "1:64", 1, MAX_FILES, 64, &t->files, &t->nfiles);
+    return 0;
+}
+
+int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t)
+{
+    double longest_s = 0, most_s = 0;
+    for (int i = 0; i < t->nseconds; i++)
+        longest_s = fmax(longest_s, t->seconds[i]);
+    for (int i = 0; i < t->nfiles; i++)
+        most_s = fmax(most_s, (double)t->files[i] * t->file_seconds);
+    double seconds = t->sweep == WB_SWEEP_SIZES ? longest_s
+                   : t->sweep == WB_SWEEP_FILES ? most_s
+                   : t->sweep == WB_SWEEP_BOTH  ? fmax(longest_s, most_s)
+                                                : 0;
+    double samples = seconds * t->sample_rate_hz;
+    double hop = (double)(t->hop ? t->hop : t->frame / 2);
+    /* Root: the float audio, the send buffer (frames overlap by frame/hop), and the results. */
+    double overlap = t->mode == WB_MODE_STFT ? (double)t->frame / hop : 1.0;
+    double sample_bytes = (double)wb_fft_sample_bytes(t->precision);
+    double bytes = samples * (4.0 + overlap * sample_bytes + overlap * sample_bytes * 1.1);
+    return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+}
+
+int wb_fft_opts_validate(struct wb_fft_opts *t)
+{
+    int rc = set_default_lists(t);
+    if (rc)
+        return rc;
+    if (!t->sweep_given && t->ninputs > 0)
+        t->sweep = WB_SWEEP_NONE;
+    if (t->sweep == WB_SWEEP_NONE && t->ninputs == 0 && t->sweep_given)
+        return wb_error_set(WB_EUSAGE, "--sweep none uses the inputs as given, but there is no --input; "
+                                       "add --input FILE.wav or choose --sweep sizes|files|both");
+    if (t->hop == 0)
+        t->hop = t->frame / 2;
+    if (t->hop > t->frame)
+        return wb_error_set(WB_EUSAGE, "--hop %lld is larger than --frame %lld; samples between frames would be "
+                                       "skipped: use a hop from 1 to the frame size",
+                            (long long)t->hop, (long long)t->frame);
+    if (t->mode == WB_MODE_STFT) {
+        double shortest = INFINITY;
+        if (t->sweep == WB_SWEEP_SIZES || t->sweep == WB_SWEEP_BOTH)
+            for (int i = 0; i < t->nseconds; i++)
+                shortest = fmin(shortest, t->seconds[i]);
+        if (t->sweep == WB_SWEEP_FILES || t->sweep == WB_SWEEP_BOTH)
+            shortest = fmin(shortest, t->file_seconds);
+        if (isfinite(shortest) && shortest * t->sample_rate_hz < (double)t->frame)
+            return wb_error_set(WB_EUSAGE, "--frame %lld is longer than the shortest input (%g s = %.0f samples "
+                                           "at %d Hz); use a smaller --frame or longer --seconds",
+                                (long long)t->frame, shortest, shortest * t->sample_rate_hz, (int)t->sample_rate_hz);
+    }
+    if (t->baseline && t->schedule == WB_SCHED_DYNAMIC)
+        return wb_error_set(WB_EUSAGE, "--baseline runs in one process, so --schedule dynamic has no meaning; "
+                                       "drop one of them");
+    int64_t need = wb_fft_opts_peak_bytes(t);
+    int64_t avail = t->max_bytes ? t->max_bytes : wb_sysinfo_mem_available();
+    if (avail > 0 && need > avail)
+        return wb_error_set(WB_EUSAGE, "the largest point needs about %.1f GB on rank 0 but only %.1f GB %s; "
+                                       "use fewer --files or shorter --seconds",
+                            (double)need / 1e9, (double)avail / 1e9,
+                            t->max_bytes ? "are allowed by --max-memory" : "are available");
+    return 0;
+}
+
+void wb_fft_opts_compact(struct wb_fft_opts *t)
+{
+    static const double seconds[] = {1, 5, 30};
+    free(t->seconds);
+    free(t->files);
+    t->seconds = malloc(sizeof seconds);
+    if (t->seconds) {
+        memcpy(t->seconds, seconds, sizeof seconds);
+        t->nseconds = 3;
+    }
+    wb_options_size_list("--files", "1:16", 1, MAX_FILES, 64, &t->files, &t->nfiles);
+    t->sweep = WB_SWEEP_BOTH;
+}
+
+void wb_fft_opts_free(struct wb_fft_opts *t)
+{
+    free(t->inputs);
+    free(t->seconds);
+    free(t->files);
+    t->inputs = NULL;
+    t->seconds = NULL;
+    t->files = NULL;
+}

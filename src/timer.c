@@ -1,0 +1,94 @@
+#include "timer.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+double wb_timer_now_s(void) { return MPI_Wtime(); }
+
+double wb_timer_tick_s(void)
+{
+    static double tick;
+    if (tick > 0)
+        return tick;
+    /* MPI_Wtick can claim more than the clock delivers; take the smallest observed step too. */
+    double smallest = INFINITY;
+    for (int i = 0; i < 20; i++) {
+        double t0 = MPI_Wtime(), t1;
+        while ((t1 = MPI_Wtime()) == t0)
+            ;
+        if (t1 - t0 < smallest)
+            smallest = t1 - t0;
+    }
+    tick = fmax(MPI_Wtick(), smallest);
+    return tick;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Copies the non-NaN values, sorted; returns how many. */
+static size_t sorted_copy(const double *x, size_t n, double **out)
+{
+    double *s = malloc((n ? n : 1) * sizeof *s);
+    size_t m = 0;
+    if (!s) {
+        *out = NULL;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i]))
+            s[m++] = x[i];
+    qsort(s, m, sizeof *s, cmp_double);
+    *out = s;
+    return m;
+}
+
+static double quantile_sorted(const double *s, size_t m, double q)
+{
+    if (m == 0)
+        return NAN;
+    double pos = q * (double)(m - 1);
+    size_t lo = (size_t)pos;
+    size_t hi = lo + 1 < m ? lo + 1 : lo;
+    return s[lo] + (pos - (double)lo) * (s[hi] - s[lo]);
+}
+
+void wb_timer_stats(const double *x, size_t n, struct wb_stats *st)
+{
+    double *s;
+    size_t m = sorted_copy(x, n, &s);
+    memset(st, 0, sizeof *st);
+    st->n = m;
+    if (m == 0) {
+        st->min = st->median = st->mean = st->p95 = st->max = st->stddev = NAN;
+        free(s);
+        return;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < m; i++)
+        sum += s[i];
+    st->mean = sum / (double)m;
+    double var = 0;
+    for (size_t i = 0; i < m; i++)
+        var += (s[i] - st->mean) * (s[i] - st->mean);
+    st->stddev = m > 1 ? sqrt(var / (double)(m - 1)) : 0;
+    st->min = s[0];
+    st->max = s[m - 1];
+    st->median = quantile_sorted(s, m, 0.5);
+    st->p95 = quantile_sorted(s, m, 0.95);
+    free(s);
+}
+
+double wb_timer_median(const double *x, size_t n)
+{
+    struct wb_stats st;
+    wb_timer_stats(x, n, &st);
+    return st.median;
+}
+
+int wb_timer_too_short(double t_s) { return t_s < 100.0 * wb_timer_tick_s(); }

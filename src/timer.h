@@ -1,0 +1,29 @@
+/* timer: the wall clock (MPI_Wtime), its resolution, and statistics over raw samples. */
+#ifndef WB_TIMER_H
+#define WB_TIMER_H
+
+#include <stddef.h>
+
+/* Wall-clock time in seconds from an arbitrary origin (MPI_Wtime). Local. */
+double wb_timer_now_s(void);
+
+/* Resolution of wb_timer_now_s in seconds: the larger of MPI_Wtick and the
+ * smallest step actually observed. Measured once, then cached. Local. */
+double wb_timer_tick_s(void);
+
+/* Statistics of a sample; NaN entries are ignored. */
+struct wb_stats {
+    size_t n;
+    double min, median, mean, p95, max, stddev;
+};
+
+/* Fill st from x[n] (any order; x is not modified). n may be 0 (all NaN). */
+void wb_timer_stats(const double *x, size_t n, struct wb_stats *st);
+
+/* Median of x[n], NaN ignored; NaN if empty. */
+double wb_timer_median(const double *x, size_t n);
+
+/* 1 if a measured duration of t_s spans fewer than 100 timer ticks. */
+int wb_timer_too_short(double t_s);
+
+#endif

@@ -1,0 +1,47 @@
+"""Shared helpers for the MPI integration tests: run the real wulfbench under mpirun."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "build" / "wulfbench"
+
+
+def mpi_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Keep Open MPI quiet about missing network interfaces and pick shared memory locally.
+    env.setdefault("OMPI_MCA_btl_base_warn_component_unused", "0")
+    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    return env
+
+
+def run_wb(np: int, *args: str, timeout: float = 120, cwd: Path | None = None,
+           extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run build/wulfbench ARGS on np ranks (np == 0: without mpirun, as a singleton)."""
+    if not BIN.exists():
+        pytest.fail(f"{BIN} is missing: run make first")
+    cmd = [str(BIN), *args]
+    if np > 0:
+        cmd = ["mpirun", "-np", str(np), "--oversubscribe", *cmd]
+    env = mpi_env()
+    if extra_env:
+        env.update(extra_env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd or ROOT, env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def wb():
+    return run_wb
+
+
+def error_lines(stderr: str) -> list[str]:
+    """The lines wulfbench itself printed on stderr (not Open MPI's own chatter)."""
+    return [l for l in stderr.splitlines() if l.startswith("wulfbench")]

@@ -1,0 +1,107 @@
+/* The option parser: defaults, lists and ranges, sizes, and one clear message per mistake. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "options.h"
+#include "wbtest.h"
+
+/* Parses a command line given as words; returns the code. */
+static int parse(struct wb_options *o, const char *line)
+{
+    static char buf[1024];
+    char *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", line);
+    for (char *w = strtok(buf, " "); w && argc < 63; w = strtok(NULL, " "))
+        argv[argc++] = w;
+    argv[argc] = NULL;
+    wb_error_clear();
+    return wb_options_parse(argc, argv, o);
+}
+
+static void expect_usage(const char *line, const char *needle)
+{
+    struct wb_options o;
+    int rc = parse(&o, line);
+    const char *msg = wb_error_message();
+    WBTEST_CHECK(rc == WB_EUSAGE && strstr(msg, needle) && !strchr(msg, '\n'),
+                 "'%s' -> usage error mentioning '%s' (got %d: %s)", line, needle, rc, msg);
+    WBTEST_CHECK(wb_error_exit_status(rc) == 2, "'%s' exits 2", line);
+    wb_options_free(&o);
+}
+
+int main(void)
+{
+    struct wb_options o;
+    int rc = parse(&o, "wulfbench fft");
+    WBTEST_CHECK(rc == 0 && o.cmd == WB_CMD_FFT, "plain fft parses");
+    WBTEST_CHECK(o.fft.sweep == WB_SWEEP_BOTH && o.fft.nseconds == 6 && o.fft.nfiles == 7,
+                 "default sweeps: both, 6 durations, files 1:64 (7 counts)");
+    WBTEST_CHECK(o.fft.files[0] == 1 && o.fft.files[6] == 64, "1:64 is powers of two");
+    WBTEST_CHECK(o.fft.frame == 4096 && o.fft.hop == 2048, "frame 4096, hop frame/2");
+    WBTEST_CHECK(o.common.reps == 5 && o.common.warmup == 1 && o.common.seed == 1, "common defaults");
+    wb_options_free(&o);
+
+    rc = parse(&o, "wulfbench fft --sweep files --files 3,8:32 --frame 1k --hop 256 --precision double "
+                   "--plan estimate --schedule dynamic --chunk 8 --root-computes no --result peaks -o x.h5 "
+                   "--label lab --reps 7 -x 2 --seed 9 --force --quiet --mode whole");
+    WBTEST_CHECK(rc == 0, "a full fft command line parses (%s)", wb_error_message());
+    WBTEST_CHECK(o.fft.nfiles == 4 && o.fft.files[0] == 3 && o.fft.files[1] == 8 && o.fft.files[3] == 32,
+                 "--files 3,8:32 is 3,8,16,32");
+    WBTEST_CHECK(o.fft.frame == 1024 && o.fft.hop == 256 && o.fft.precision == 1 && o.fft.plan == 0,
+                 "sizes with suffixes and choices");
+    WBTEST_CHECK(o.fft.schedule == WB_SCHED_DYNAMIC && o.fft.chunk == 8 && !o.fft.root_computes &&
+                     o.fft.result == 1 && o.fft.mode == WB_MODE_WHOLE,
+                 "schedule, chunk, root, result, mode");
+    WBTEST_CHECK(!strcmp(o.common.out_path, "x.h5") && !strcmp(o.common.label, "lab") && o.common.reps == 7 &&
+                     o.common.warmup == 2 && o.common.seed == 9 && o.common.force && o.common.quiet,
+                 "common options");
+    WBTEST_CHECK(strstr(o.command_line, "--files 3,8:32") != NULL, "the command line is recorded");
+    wb_options_free(&o);
+
+    rc = parse(&o, "wulfbench fft --input a.wav --input dir");
+    WBTEST_CHECK(rc == 0 && o.fft.ninputs == 2 && o.fft.sweep == WB_SWEEP_NONE, "--input twice; sweep none");
+    wb_options_free(&o);
+
+    WBTEST_CHECK(parse(&o, "wulfbench fft --help") == WB_EHELP, "--help");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench --version") == WB_EVERSION, "--version");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench info") == 0 && o.cmd == WB_CMD_INFO, "info");
+    wb_options_free(&o);
+
+    int64_t v;
+    WBTEST_CHECK(wb_options_size("-m", "4M", 1, 1 << 30, &v) == 0 && v == 4 << 20, "4M is 4 MiB");
+    WBTEST_CHECK(wb_options_size("-m", "1kB", 1, 1 << 30, &v) == 0 && v == 1000, "1kB is 1000");
+    WBTEST_CHECK(wb_options_size("-m", "1.5k", 1, 1 << 30, &v) == 0 && v == 1536, "1.5k is 1536");
+    int64_t *list;
+    int n;
+    WBTEST_CHECK(wb_options_size_list("-m", "1:4M", 1, 1 << 30, 64, &list, &n) == 0 && n == 23 &&
+                     list[22] == 4 << 20,
+                 "1:4M is 23 powers of two");
+    free(list);
+
+    expect_usage("wulfbench", "no subcommand");
+    expect_usage("wulfbench frobnicate", "unknown subcommand");
+    expect_usage("wulfbench fft --bogus", "unknown option '--bogus'");
+    expect_usage("wulfbench fft -Z", "unknown option '-Z'");
+    expect_usage("wulfbench fft --reps", "needs a value");
+    expect_usage("wulfbench fft --reps 0", "--reps");
+    expect_usage("wulfbench fft --reps ten", "not a whole number");
+    expect_usage("wulfbench fft --hop 0", "--hop");
+    expect_usage("wulfbench fft --frame 8192 --hop 9000", "larger than --frame");
+    expect_usage("wulfbench fft --sweep sizes --seconds 0.05", "longer than the shortest");
+    expect_usage("wulfbench fft --frame 3Q", "suffix");
+    expect_usage("wulfbench fft --sweep sideways", "choose one of");
+    expect_usage("wulfbench fft --files 0", "--files");
+    expect_usage("wulfbench fft --files 64:2", "range");
+    expect_usage("wulfbench fft --files 1,,2", "empty item");
+    expect_usage("wulfbench fft --seconds 1e9", "--seconds");
+    expect_usage("wulfbench fft --files 4096 --file-seconds 3600", "GB");
+    expect_usage("wulfbench fft --sweep none", "no --input");
+    expect_usage("wulfbench fft --baseline --schedule dynamic", "--baseline");
+    expect_usage("wulfbench fft stray", "unexpected argument");
+    expect_usage("wulfbench fft --progress sometimes", "--progress");
+    return wbtest_done();
+}
