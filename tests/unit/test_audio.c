@@ -970,7 +970,16 @@ static int ntmp;
 /* Remember a path to remove at the end (removed in reverse, so files go before their folders). */
 static const char *tmp_path(const char *dir, const char *name)
 {
-    snprintf(tmp_paths[ntmp], sizeof tmp_paths[ntmp], "%s/%s", dir, name);
+    /* dir may itself be an earlier entry of tmp_paths, so build the path aside first. */
+    char path[sizeof tmp_paths[0] + 8];
+    size_t len = strlen(dir);
+    if (len + 1 + strlen(name) >= sizeof tmp_paths[0])
+        len = 0;
+    memcpy(path, dir, len);
+    path[len] = '/';
+    strcpy(path + len + 1, name);
+    memcpy(tmp_paths[ntmp], path, sizeof tmp_paths[0] - 1);
+    tmp_paths[ntmp][sizeof tmp_paths[0] - 1] = '\0';
     return tmp_paths[ntmp++];
 }
 
