@@ -168,24 +168,6 @@ static void cleanup(struct wb_load_ctx *c)
         MPI_Comm_free(&c->comm);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear interpolation between the closest ranks of sorted x[n] (NaN if empty). */
-static double percentile(const double *x, int64_t n, double p)
-{
-    if (n <= 0)
-        return NAN;
-    double pos = p * (double)(n - 1);
-    int64_t i = (int64_t)floor(pos);
-    if (i >= n - 1)
-        return x[n - 1];
-    return x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
-}
-
 /* Counts, rates and latency percentiles; fails loudly if the requests do not add up. */
 static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct step_stats *st)
 {
@@ -229,11 +211,11 @@ static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s,
             sum += r->t_done - r->t_submit;
         }
     }
-    qsort(lat, (size_t)st->measured_done, sizeof *lat, cmp_double);
-    st->p50_s = percentile(lat, st->measured_done, 0.50);
-    st->p95_s = percentile(lat, st->measured_done, 0.95);
-    st->p99_s = percentile(lat, st->measured_done, 0.99);
-    st->max_s = st->measured_done ? lat[st->measured_done - 1] : NAN;
+    size_t nlat = (size_t)st->measured_done;
+    st->p50_s = wb_timer_quantile(lat, nlat, 0.50);
+    st->p95_s = wb_timer_quantile(lat, nlat, 0.95);
+    st->p99_s = wb_timer_quantile(lat, nlat, 0.99);
+    st->max_s = wb_timer_quantile(lat, nlat, 1.0);
     st->mean_s = st->measured_done ? sum / (double)st->measured_done : NAN;
     free(lat);
     st->window_start_s = w0;

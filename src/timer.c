@@ -91,4 +91,13 @@ double wb_timer_median(const double *x, size_t n)
     return st.median;
 }
 
+double wb_timer_quantile(const double *x, size_t n, double q)
+{
+    double *s;
+    size_t m = sorted_copy(x, n, &s);
+    double v = quantile_sorted(s, m, q);
+    free(s);
+    return v;
+}
+
 int wb_timer_too_short(double t_s) { return t_s < 100.0 * wb_timer_tick_s(); }

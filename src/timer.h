@@ -23,6 +23,9 @@ void wb_timer_stats(const double *x, size_t n, struct wb_stats *st);
 /* Median of x[n], NaN ignored; NaN if empty. */
 double wb_timer_median(const double *x, size_t n);
 
+/* Quantile q (0..1) of x[n] by linear interpolation between order statistics, NaN ignored; NaN if empty. */
+double wb_timer_quantile(const double *x, size_t n, double q);
+
 /* 1 if a measured duration of t_s spans fewer than 100 timer ticks. */
 int wb_timer_too_short(double t_s);
 
