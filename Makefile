@@ -35,7 +35,7 @@ UNITS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-slurm bench report install uninstall clean help
+        test-browser test-cluster test-slurm bench bench-cluster report install uninstall clean help
 
 all: build/wulfbench
 
@@ -116,6 +116,9 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC
 build/tests/fft_ref build/tests/sendrecv_ref: build/tests/%: tests/bench/%.c | build/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
+bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
+	bash tests/bench/cluster_bench.sh
+
 report:              ## turn $(RESULTS)/*.h5 into report/index.html, figures, CSV
 	$(PYTHON) -m analysis.report $(RESULTS) -o report
 
@@ -136,6 +139,7 @@ help:                ## list the targets
 	@echo "make run          install what is missing, run the suite on $(NP) ranks and a baseline, write report/"
 	@echo "make test         install what is missing, run unit, MPI and analysis tests"
 	@echo "make bench        figures beside bare FFTW, NetPIPE and HPCC"
+	@echo "make bench-cluster  figures on the emulated cluster per link profile (root)"
 	@echo "make report       report/ from $(RESULTS)/*.h5"
 	@echo "make test-unit | test-mpi | test-analysis | test-transfer | test-load   parts of make test"
 	@echo "make test-browser the report in headless Chromium"

@@ -147,42 +147,63 @@ static void check_sum(struct wb_transfer_ctx *c, unsigned char *p, size_t n)
 
 static int barrier(struct wb_transfer_ctx *c) { return wb_comm_check(MPI_Barrier(c->comm), "MPI_Barrier"); }
 
+/* Fills p with the bitwise complement of the pattern: a receive that writes nothing shows. */
+static void poison(unsigned char *p, size_t n, uint64_t s)
+{
+    fill(p, n, s);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)~p[i];
+}
+
 /* Leader: half a round trip, as the mean of c->batch back-to-back round trips timed together
  * (a lone round trip on shared memory is shorter than 100 timer ticks and slower than the steady
  * state other ping-pong tools measure). An untimed empty round trip first lines the pair up after
- * the barrier. Each round trip receives into its own slot so every message can be checked. */
+ * the barrier. As in NetPIPE, each side sends on the data it has just received, so what is sent
+ * is in the sender's cache the way freshly arrived data is: round trip j receives into slot j
+ * and the partner echoes slot j; the leader starts from the last slot of the previous repetition,
+ * or from the freshly filled pattern when validating. */
 static int k_pingpong(struct wb_transfer_ctx *c, double *t_op_s)
 {
     size_t n = (size_t)c->msg_bytes;
     int count = (int)c->msg_bytes, k = c->batch;
     *t_op_s = NAN;
-    if (c->validate && c->role >= 0)
-        fill(c->sbuf, n, salt(c, c->rank, c->peer));
+    if (c->role < 0)
+        return barrier(c);
+    int leader = c->role == 0 ? c->rank : c->peer, partner = c->role == 0 ? c->peer : c->rank;
+    uint64_t pattern = salt(c, leader, partner);
+    if (c->validate) {
+        if (c->role == 0)
+            fill(c->sbuf, n, pattern);
+        for (int j = 0; j < k; j++)
+            poison(c->rbuf + (size_t)j * n, n, pattern);
+    }
     int rc = barrier(c);
-    if (rc || c->role < 0)
+    if (rc)
         return rc;
     if (c->role == 0) {
         TRY(MPI_Send(NULL, 0, MPI_BYTE, c->peer, TAG_SYNC, c->comm), "MPI_Send");
         TRY(MPI_Recv(NULL, 0, MPI_BYTE, c->peer, TAG_SYNC, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+        const unsigned char *src = c->validate ? c->sbuf : c->rbuf + (size_t)(k - 1) * n;
         double t0 = wb_timer_now_s();
         for (int j = 0; j < k; j++) {
-            TRY(MPI_Send(c->sbuf, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
-            TRY(MPI_Recv(c->rbuf + (size_t)j * n, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE),
-                "MPI_Recv");
+            unsigned char *slot = c->rbuf + (size_t)j * n;
+            TRY(MPI_Send(src, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
+            TRY(MPI_Recv(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+            src = slot;
         }
         *t_op_s = (wb_timer_now_s() - t0) / (2.0 * k);
     } else {
         TRY(MPI_Recv(NULL, 0, MPI_BYTE, c->peer, TAG_SYNC, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
         TRY(MPI_Send(NULL, 0, MPI_BYTE, c->peer, TAG_SYNC, c->comm), "MPI_Send");
         for (int j = 0; j < k; j++) {
-            TRY(MPI_Recv(c->rbuf + (size_t)j * n, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE),
-                "MPI_Recv");
-            TRY(MPI_Send(c->sbuf, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
+            unsigned char *slot = c->rbuf + (size_t)j * n;
+            TRY(MPI_Recv(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+            TRY(MPI_Send(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
         }
     }
     if (c->validate)
         for (int j = 0; j < k; j++)
-            check(c, c->rbuf + (size_t)j * n, n, salt(c, c->peer, c->rank), c->peer, c->rank);
+            check(c, c->rbuf + (size_t)j * n, n, pattern, c->peer, c->rank);
     return 0;
 }
 

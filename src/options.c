@@ -18,7 +18,7 @@ enum common_id {
 static const struct wb_optdef common_defs[] = {
     {"output", 1, 'o', C_OUT, "FILE.h5", "result file (default results/wulfbench-<host>-<UTC>.h5)"},
     {"label", 1, 0, C_LABEL, "TEXT", "a label stored in the file and shown in reports"},
-    {"reps", 1, 0, C_REPS, "N", "recorded repetitions per point (default 5)"},
+    {"reps", 1, 0, C_REPS, "N", "recorded repetitions per point (default 5; transfer: as -i N; load: unused)"},
     {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point (default 1)"},
     {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders (default 1)"},
     {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "stop after this long and keep what was measured (default none)"},
@@ -245,8 +245,10 @@ static int set_common(struct wb_common_opts *c, int id, const char *arg)
         c->label = arg;
         break;
     case C_REPS:
-        if ((rc = wb_options_int("--reps", arg, 1, 1000000, &v)) == 0)
+        if ((rc = wb_options_int("--reps", arg, 1, 1000000, &v)) == 0) {
             c->reps = (int)v;
+            c->reps_given = 1;
+        }
         break;
     case C_WARMUP:
         if ((rc = wb_options_int("--warmup", arg, 0, 1000000, &v)) == 0)
@@ -400,8 +402,12 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
         return rc;
     if (o->cmd == WB_CMD_FFT)
         rc = wb_fft_opts_validate(&o->fft);
-    else if (o->cmd == WB_CMD_TRANSFER)
+    else if (o->cmd == WB_CMD_TRANSFER) {
+        /* --reps means repetitions everywhere; for transfer it fixes the count as -i does. */
+        if (o->common.reps_given && o->transfer.iters == 0)
+            o->transfer.iters = o->common.reps;
         rc = wb_transfer_opts_validate(&o->transfer);
+    }
     else if (o->cmd == WB_CMD_LOAD)
         rc = wb_load_opts_validate(&o->load);
     return rc;

@@ -16,6 +16,7 @@ struct wb_common_opts {
     const char *out_path;     /* -o; NULL = default name under results/ */
     const char *label;        /* --label; "" if none */
     int reps;                 /* --reps: recorded repetitions */
+    int reps_given;
     int warmup;               /* --warmup / -x: unrecorded repetitions */
     uint64_t seed;            /* --seed */
     double timeout_s;         /* --timeout: whole-run limit, 0 = none */
