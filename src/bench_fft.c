@@ -41,7 +41,7 @@ struct request {
     int64_t *file_samples;        /* every rank */
     int64_t *file_off;            /* every rank: where each file starts in buf */
     int64_t total_samples;
-    char *buf;                    /* root only */
+    char *buf;                    /* root, and ranks that map it (--local shm) */
     struct wb_result_input *rows; /* root only */
     int64_t audio_bytes;
 };
@@ -74,7 +74,65 @@ struct ctx {
     double synth_seconds;
     struct kernels kern;
     double t_start;
+    MPI_Comm node;                /* ranks sharing this rank's node */
+    int root_local;               /* rank 0's rank in node, or -1 */
+    int shm;                      /* ranks on the root's node map its buffers */
+    int *mapped;                  /* every rank: 1 if rank q maps the root's buffers */
+    const char *in_base;          /* this rank's samples in the last repetition, from offset in_base_off */
+    int64_t in_base_off;
 };
+
+/* A buffer rank 0 owns; with --local shm, ranks on its node map it through an MPI shared-memory
+ * window, so their samples and results need no copy. */
+struct rootbuf {
+    char *ptr;
+    MPI_Win win;
+};
+
+/* Collective: bytes on rank 0 (others pass the same value); maps it where it can. */
+static int rootbuf_alloc(struct ctx *c, struct rootbuf *b, int64_t bytes)
+{
+    b->ptr = NULL;
+    b->win = MPI_WIN_NULL;
+    int rc = 0;
+    if (!c->shm) {
+        if (c->rank == 0 && !(b->ptr = wb_fft_alloc((size_t)bytes)))
+            rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes", (long long)bytes);
+        return c->baseline ? rc : wb_comm_agree(rc);
+    }
+    char *mine = NULL;
+    rc = wb_comm_check(MPI_Win_allocate_shared(c->rank == 0 ? (MPI_Aint)bytes : 0, 1, MPI_INFO_NULL, c->node, &mine,
+                                               &b->win),
+                       "MPI_Win_allocate_shared");
+    if (rc == 0 && c->rank == 0)
+        b->ptr = mine;
+    if (rc == 0 && c->rank != 0 && c->mapped[c->rank]) {
+        MPI_Aint size;
+        int unit;
+        rc = wb_comm_check(MPI_Win_shared_query(b->win, c->root_local, &size, &unit, &b->ptr), "MPI_Win_shared_query");
+    }
+    /* One passive epoch for the whole point; MPI_Win_sync orders the plain loads and stores. */
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Win_lock_all(MPI_MODE_NOCHECK, b->win), "MPI_Win_lock_all");
+    return wb_comm_agree(rc);
+}
+
+static void rootbuf_sync(const struct rootbuf *b)
+{
+    if (b->win != MPI_WIN_NULL)
+        MPI_Win_sync(b->win);
+}
+
+static void rootbuf_free(struct rootbuf *b)
+{
+    if (b->win != MPI_WIN_NULL) {
+        MPI_Win_unlock_all(b->win);
+        MPI_Win_free(&b->win);
+    } else {
+        wb_fft_free(b->ptr);
+    }
+    b->ptr = NULL;
+}
 
 struct timing {
     double t_read, t_dist, t_comp, t_fft, t_gather, t_total;
@@ -212,7 +270,6 @@ static void static_region(const struct ctx *c, const struct layout *l, const str
 
 static void free_request(struct request *rq)
 {
-    wb_fft_free(rq->buf);
     free(rq->file_samples);
     free(rq->file_off);
     free(rq->rows);
@@ -279,8 +336,8 @@ static int get_file(struct ctx *c, const struct point *p, int j, struct wb_audio
     return rc;
 }
 
-/* Root: read and decode the files of one request into rq->buf. The first read (probe) learns
- * the lengths and sizes the buffer; later reads must find the same lengths. */
+/* Root: read and decode the files of one request into rq->buf. The first read (probe) only
+ * learns the lengths and the table of inputs; later reads must find the same lengths. */
 static int read_request(struct ctx *c, const struct point *p, struct request *rq, int probe)
 {
     int rc = 0;
@@ -307,12 +364,7 @@ static int read_request(struct ctx *c, const struct point *p, struct request *rq
             }
             wb_audio_free(&owned);
         }
-        if (rc)
-            return rc;
-        rq->total_samples = rq->file_off[p->nfiles - 1] + rq->file_samples[p->nfiles - 1];
-        rq->buf = wb_fft_alloc((size_t)rq->total_samples * c->sb);
-        if (!rq->buf)
-            return wb_error_set(WB_ENOMEM, "out of memory for %lld samples", (long long)rq->total_samples);
+        return rc;
     }
     for (int j = 0; j < p->nfiles && rc == 0; j++) {
         struct wb_audio owned = {0};
@@ -357,18 +409,22 @@ static int ensure_inbuf(char **inbuf, int64_t *cap, int64_t nbytes)
 }
 
 /* One request under the static schedule. Every rank; the root holds all results afterwards. */
-static int run_static(struct ctx *c, const struct layout *l, const struct request *rq, char *results, char **inbuf,
-                      int64_t *inbuf_cap, struct timing *t, int64_t *my_units, int64_t *my_bytes)
+static int run_static(struct ctx *c, const struct layout *l, const struct request *rq, const struct rootbuf *inb,
+                      const struct rootbuf *resb, char **inbuf, int64_t *inbuf_cap, struct timing *t, int64_t *my_units,
+                      int64_t *my_bytes)
 {
     MPI_Comm w = wb_comm_world();
+    char *results = resb->ptr;
     int64_t u0, u1, start, main_end, end;
     static_block(c, l->nunits, c->rank, &u0, &u1);
     static_region(c, l, rq, c->rank, &start, &main_end, &end);
     *my_units = u1 - u0;
     *my_bytes = (end - start) * (int64_t)c->sb;
-    int rc = c->rank == 0 ? 0 : ensure_inbuf(inbuf, inbuf_cap, *my_bytes);
+    /* The root, and ranks that map its buffers, work in place; the others get copies. */
+    int in_place = c->rank == 0 || (c->mapped && c->mapped[c->rank]);
+    int rc = in_place ? 0 : ensure_inbuf(inbuf, inbuf_cap, *my_bytes);
     int64_t res_bytes = result_span(l, u0, u1);
-    char *myres = c->rank == 0 ? results + (u1 > u0 ? l->units[u0].res_off : 0) : wb_fft_alloc((size_t)res_bytes);
+    char *myres = in_place ? results + (u1 > u0 ? l->units[u0].res_off : 0) : wb_fft_alloc((size_t)res_bytes);
     if (!myres)
         rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes of results", (long long)res_bytes);
     int n = c->nranks, *counts = NULL, *displs = NULL, *rcounts = NULL, *rdispls = NULL;
@@ -386,6 +442,8 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
             static_region(c, l, rq, q, &s, &m, &e);
             static_block(c, l->nunits, q, &a, &b);
             int64_t bytes = (m - s) * (int64_t)c->sb, off = s * (int64_t)c->sb, rb = result_span(l, a, b);
+            if (c->mapped && c->mapped[q])
+                bytes = rb = 0;
             if (bytes > INT_MAX || off > INT_MAX || rb > INT_MAX || (b > a && l->units[a].res_off > INT_MAX))
                 rc = wb_error_set(WB_ENOMEM, "rank %d would get %lld bytes at offset %lld, more than one MPI call "
                                              "addresses; use fewer or shorter files",
@@ -398,7 +456,7 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
     }
     rc = c->baseline ? rc : wb_comm_agree(rc);
     if (rc) {
-        if (c->rank != 0)
+        if (!in_place)
             wb_fft_free(myres);
         free(counts), free(displs), free(rcounts), free(rdispls), free(halo);
         return rc;
@@ -409,8 +467,8 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
             rc = wb_comm_check(MPI_Scatterv(rq->buf, counts, displs, MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, w),
                                "MPI_Scatterv of samples");
         else
-            rc = wb_comm_check(MPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, *inbuf, (int)((main_end - start) * (int64_t)c->sb),
-                                            MPI_BYTE, 0, w),
+            rc = wb_comm_check(MPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, *inbuf,
+                                            in_place ? 0 : (int)((main_end - start) * (int64_t)c->sb), MPI_BYTE, 0, w),
                                "MPI_Scatterv of samples");
         /* Frames at a block's end reach into the next block: those samples follow separately,
          * since MPI_Scatterv may not read a location of the root twice. */
@@ -418,35 +476,45 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
             int64_t s, m, e;
             static_region(c, l, rq, q, &s, &m, &e);
             halo[q] = MPI_REQUEST_NULL;
-            if (e > m)
+            if (e > m && !(c->mapped && c->mapped[q]))
                 rc = wb_comm_check(MPI_Isend(rq->buf + (size_t)m * c->sb, (int)((e - m) * (int64_t)c->sb), MPI_BYTE, q,
                                              TAG_DATA, w, &halo[q]),
                                    "MPI_Isend of frame overlap");
         }
-        if (rc == 0 && c->rank != 0 && end > main_end)
+        if (rc == 0 && !in_place && end > main_end)
             rc = wb_comm_check(MPI_Recv(*inbuf + (size_t)(main_end - start) * c->sb, (int)((end - main_end) * (int64_t)c->sb),
                                         MPI_BYTE, 0, TAG_DATA, w, MPI_STATUS_IGNORE),
                                "MPI_Recv of frame overlap");
         if (rc == 0 && c->rank == 0)
             rc = wb_comm_check(MPI_Waitall(n - 1, halo + 1, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        /* The root stored the samples before the start barrier; make them visible here. */
+        if (in_place && c->rank != 0)
+            rootbuf_sync(inb);
     }
     double t1 = wb_timer_now_s();
+    c->in_base = in_place ? rq->buf : *inbuf;
+    c->in_base_off = in_place ? 0 : start;
     if (rc == 0)
-        rc = compute_units(c, l, u0, u1, c->rank == 0 ? rq->buf : *inbuf, c->rank == 0 ? 0 : start, myres, &t->t_fft);
+        rc = compute_units(c, l, u0, u1, c->in_base, c->in_base_off, myres, &t->t_fft);
     double t2 = wb_timer_now_s();
     if (!c->baseline && rc == 0) {
-        if (c->rank == 0)
+        if (c->rank == 0) {
             rc = wb_comm_check(MPI_Gatherv(MPI_IN_PLACE, 0, MPI_BYTE, results, rcounts, rdispls, MPI_BYTE, 0, w),
                                "MPI_Gatherv of results");
-        else
-            rc = wb_comm_check(MPI_Gatherv(myres, (int)res_bytes, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0, w),
+            rootbuf_sync(resb);
+        } else {
+            if (in_place)
+                rootbuf_sync(resb);
+            rc = wb_comm_check(MPI_Gatherv(myres, in_place ? 0 : (int)res_bytes, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
+                                           0, w),
                                "MPI_Gatherv of results");
+        }
     }
     double t3 = wb_timer_now_s();
     t->t_dist = t1 - t0;
     t->t_comp = t2 - t1;
     t->t_gather = t3 - t2;
-    if (c->rank != 0)
+    if (!in_place)
         wb_fft_free(myres);
     free(counts), free(displs), free(rcounts), free(rdispls), free(halo);
     return rc;
@@ -715,16 +783,16 @@ static int check_units(struct ctx *c, const struct layout *l, int64_t u0, int64_
 /* Checks the last repetition of a point: Parseval and round trip on every computing rank (static) or
  * the root (dynamic), the cross-check and the known tones on the root. Collective. */
 static int verify_point(struct ctx *c, const struct layout *l, const struct request *rq, const char *results,
-                        const char *inbuf, struct verdict *v)
+                        struct verdict *v)
 {
     double p = 0, r = 0;
     int rc = 0;
     memset(v, 0, sizeof *v);
     if (c->f->schedule == WB_SCHED_STATIC || c->baseline) {
-        int64_t u0, u1, start, main_end, end;
+        int64_t u0, u1;
         static_block(c, l->nunits, c->rank, &u0, &u1);
-        static_region(c, l, rq, c->rank, &start, &main_end, &end);
-        rc = check_units(c, l, u0, u1, c->rank == 0 ? rq->buf : inbuf, c->rank == 0 ? 0 : start, &p, &r);
+        if (u1 > u0)
+            rc = check_units(c, l, u0, u1, c->in_base, c->in_base_off, &p, &r);
     } else if (c->rank == 0) {
         rc = check_units(c, l, 0, l->nunits, rq->buf, 0, &p, &r);
     }
@@ -788,6 +856,7 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
     wb_results_attr_str(res, g, "plan", plans[f->plan]);
     wb_results_attr_str(res, g, "schedule", scheds[f->schedule]);
     wb_results_attr_i64(res, g, "root_computes", c->first_compute == 0);
+    wb_results_attr_str(res, g, "local", c->shm ? "shm" : "mpi");
     wb_results_attr_str(res, g, "result", results[f->result]);
     wb_results_attr_i64(res, g, "baseline", c->baseline);
     wb_results_attr_str(res, g, "input", c->nfiles_in ? "wav" : "synthetic");
@@ -884,6 +953,7 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
     int reps = c->o->common.reps, warm = c->o->common.warmup, done = 0, rc = 0, timed_out = 0;
     struct timing *tm = calloc((size_t)reps, sizeof *tm);
     char *results = NULL, *inbuf = NULL;
+    struct rootbuf inb = {NULL, MPI_WIN_NULL}, resb = {NULL, MPI_WIN_NULL};
     int64_t inbuf_cap = 0, my_units = 0, my_bytes = 0;
     if (!tm)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
@@ -895,8 +965,13 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
         rc = share_lengths(c, &rq, p->nfiles);
     if (rc == 0)
         rc = layout_build(&l, c, &rq);
-    if (rc == 0 && c->rank == 0 && !(results = wb_fft_alloc((size_t)l.res_total)))
-        rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes of results", (long long)l.res_total);
+    rc = c->baseline ? rc : wb_comm_agree(rc);
+    if (rc == 0)
+        rc = rootbuf_alloc(c, &inb, rq.total_samples * (int64_t)c->sb);
+    if (rc == 0)
+        rc = rootbuf_alloc(c, &resb, l.res_total);
+    rq.buf = inb.ptr;
+    results = resb.ptr;
     /* Plans are made before timing, once per length, and reused by every repetition. */
     if (rc == 0) {
         int64_t u0 = 0, u1 = l.nunits;
@@ -918,6 +993,7 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
         if (c->rank == 0) {
             double t0 = wb_timer_now_s();
             rc = read_request(c, p, &rq, 0);
+            rootbuf_sync(&inb);
             t.t_read = wb_timer_now_s() - t0;
         }
         rc = c->baseline ? rc : wb_comm_agree(rc);
@@ -929,7 +1005,7 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
         if (c->f->schedule == WB_SCHED_DYNAMIC && !c->baseline)
             rc = run_dynamic(c, &l, &rq, results, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes);
         else
-            rc = run_static(c, &l, &rq, results, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes);
+            rc = run_static(c, &l, &rq, &inb, &resb, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes);
         t.t_total = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
         rc = c->baseline ? rc : wb_comm_agree(rc);
         if (rc == 0 && i >= warm)
@@ -939,7 +1015,7 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
     }
     struct verdict v = {0};
     if (rc == 0 && done > 0)
-        rc = verify_point(c, &l, &rq, results, inbuf, &v);
+        rc = verify_point(c, &l, &rq, results, &v);
     int64_t my_res = 0;
     if (rc == 0 && c->f->schedule == WB_SCHED_STATIC) {
         int64_t u0, u1;
@@ -961,7 +1037,9 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
                            shortest);
     }
     free(tm);
-    wb_fft_free(results);
+    rootbuf_free(&inb);
+    rootbuf_free(&resb);
+    rq.buf = NULL;
     wb_fft_free(inbuf);
     layout_free(&l);
     free_request(&rq);
@@ -1092,6 +1170,17 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     if (c.baseline && c.nranks > 1)
         return wb_error_set(WB_EUSAGE, "--baseline runs in one process; start it with mpirun -np 1 (or without "
                                        "mpirun), not on %d ranks", c.nranks);
+    c.node = MPI_COMM_NULL;
+    if (!c.baseline && c.nranks > 1 && o->fft.local_shm && o->fft.schedule == WB_SCHED_STATIC) {
+        c.mapped = calloc((size_t)c.nranks, sizeof *c.mapped);
+        rc = c.mapped ? wb_comm_split_node(&c.node, &c.root_local) : wb_error_set(WB_ENOMEM, "out of memory");
+        int me = rc == 0 && c.root_local >= 0;
+        if (rc == 0)
+            rc = wb_comm_check(MPI_Allgather(&me, 1, MPI_INT, c.mapped, 1, MPI_INT, wb_comm_world()), "MPI_Allgather");
+        for (int q = 1; rc == 0 && q < c.nranks; q++)
+            c.shm |= c.mapped[q];
+        rc = wb_comm_agree(rc);
+    }
     if (o->fft.ninputs > 0 && c.rank == 0)
         rc = load_inputs(&c);
     rc = c.baseline ? rc : wb_comm_agree(rc);
@@ -1141,6 +1230,9 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     free(c.synth_cache);
     for (int i = 0; c.files && i < c.nfiles_in; i++)
         free(c.files[i]);
+    free(c.mapped);
+    if (c.node != MPI_COMM_NULL)
+        MPI_Comm_free(&c.node);
     free(c.files);
     free(pts);
     if (rc == 0 && failed)

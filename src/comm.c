@@ -181,4 +181,17 @@ int wb_comm_nodes(int *node)
     return rc ? rc : nnodes;
 }
 
+int wb_comm_split_node(MPI_Comm *node, int *root_local)
+{
+    int rc = wb_comm_check(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, my_rank, MPI_INFO_NULL, node),
+                           "MPI_Comm_split_type");
+    if (rc)
+        return rc;
+    /* Ranks are keyed by world rank, so world rank 0, where present, is local rank 0. */
+    int lowest = my_rank;
+    rc = wb_comm_check(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, *node), "MPI_Allreduce");
+    *root_local = rc == 0 && lowest == 0 ? 0 : -1;
+    return rc;
+}
+
 int wb_comm_barrier(void) { return wb_comm_check(MPI_Barrier(world), "MPI_Barrier"); }

@@ -62,6 +62,10 @@ int wb_comm_gather_i64(int64_t v, int64_t *out);
  * node count, or a negative error. */
 int wb_comm_nodes(int *node);
 
+/* Collective: a communicator of the ranks that share this rank's node (shared memory), and the
+ * rank world rank 0 has in it, or -1 when rank 0 is on another node. Free with MPI_Comm_free. */
+int wb_comm_split_node(MPI_Comm *node, int *root_local);
+
 /* Collective barrier on the world communicator. */
 int wb_comm_barrier(void);
 

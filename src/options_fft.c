@@ -10,7 +10,7 @@
 
 enum {
     F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
-    F_SCHEDULE, F_CHUNK, F_ROOT, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
+    F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
 };
 
 /* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
@@ -32,6 +32,7 @@ const struct wb_optdef wb_fft_optdefs[] = {
     {"schedule", 1, 0, F_SCHEDULE, "static|dynamic", "contiguous blocks by MPI_Scatterv, or chunks on demand"},
     {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)"},
     {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)"},
+    {"local", 1, 0, F_LOCAL, "shm|mpi", "ranks on the head node read its buffers in shared memory, or get messages"},
     {"result", 1, 0, F_RESULT, "spectra|peaks", "what returns to the root: magnitude spectra or per-frame peaks"},
     {"baseline", 0, 0, F_BASELINE, NULL, "one process, no messaging: the single-desktop reference"},
     {"precision", 1, 0, F_PRECISION, "single|double", "FFTW precision (default single)"},
@@ -53,6 +54,7 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
     t->window = WB_FFT_HANN;
     t->chunk = 64;
     t->root_computes = 1;
+    t->local_shm = 1;
     t->precision = WB_FFT_SINGLE;
     t->plan = WB_FFT_MEASURE;
 }
@@ -116,6 +118,10 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
             t->chunk = v;
         return rc;
     case F_ROOT: return wb_options_choice("--root-computes", arg, yesno, &t->root_computes);
+    case F_LOCAL: {
+        static const char *const local[] = {"mpi", "shm", NULL};
+        return wb_options_choice("--local", arg, local, &t->local_shm);
+    }
     case F_RESULT: return wb_options_choice("--result", arg, results, &t->result);
     case F_BASELINE: t->baseline = 1; return 0;
     case F_PRECISION: return wb_options_choice("--precision", arg, precisions, &t->precision);

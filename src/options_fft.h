@@ -30,6 +30,7 @@ struct wb_fft_opts {
     int schedule;               /* enum wb_schedule */
     int64_t chunk;              /* --chunk: frames (whole mode: files) per dynamic request */
     int root_computes;          /* --root-computes yes|no */
+    int local_shm;              /* --local shm|mpi: ranks on the head node map its buffers, or get messages */
     int result;                 /* enum wb_fft_result */
     int baseline;               /* --baseline: one process, no messaging */
     int precision;              /* enum wb_fft_precision */

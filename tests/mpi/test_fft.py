@@ -75,6 +75,7 @@ def test_table_has_header_and_one_row_per_point(tmp_path):
     ("--precision", "double", "--plan", "estimate"),
     ("--mode", "whole",),
     ("--window", "none", "--frame", "1000", "--hop", "1000"),
+    ("--local", "mpi"),
 ])
 def test_variants_verify_on_three_ranks(tmp_path, extra):
     out = tmp_path / "v.h5"
@@ -88,6 +89,9 @@ def test_variants_verify_on_three_ranks(tmp_path, extra):
         assert pts["p001"]["frames"][0] == 0
     if "--mode" in extra:
         assert pts["p001"].attrs["transforms"] == 3
+    # Ranks on the head node map its buffers unless told to use messages.
+    want = "mpi" if "--local" in extra or "dynamic" in extra else "shm"
+    assert pts["p001"].attrs["local"] == want
     f.close()
 
 
