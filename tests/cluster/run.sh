@@ -40,14 +40,8 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=$repo/jobs/emulate/cluster
 study=$repo/jobs/mpirun/study.sh
 python=${PYTHON:-/usr/bin/python3}
-passed=0 failed=0
-
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-finish() {
-    echo "$passed passed, $failed failed"
-    ((failed == 0))
-}
+# shellcheck source=tests/harness.sh
+source "$repo/tests/harness.sh"
 # abort: record the failure, clean up, print the totals last and stop.
 abort() {
     fail "$*"

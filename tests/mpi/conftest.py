@@ -9,6 +9,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "build" / "wulfbench"
+# The same program with test-only fault switches (WB_FAULT) compiled in.
+FAULTS_BIN = ROOT / "build" / "wulfbench-faults"
 
 
 def mpi_env() -> dict[str, str]:
@@ -35,6 +37,18 @@ def run_wb(np: int, *args: str, timeout: float = 120, cwd: Path | None = None,
         env.update(extra_env)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           cwd=cwd or ROOT, env=env, stdin=subprocess.DEVNULL)
+
+
+def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
+    """Like run_wb, but the fault-switch build, with env (e.g. WB_FAULT) passed to every rank."""
+    if not FAULTS_BIN.exists():
+        pytest.skip(f"{FAULTS_BIN} is built by make test")
+    full_env = mpi_env()
+    full_env.update(env)
+    exports = [a for k in env for a in ("-x", k)]
+    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", *exports, str(FAULTS_BIN), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
+                          stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -12,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, ROOT, error_lines, mpi_env, run_wb
+from conftest import BIN, error_lines, mpi_env, run_faults, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 
@@ -206,15 +205,9 @@ def test_missing_output_folder_is_one_line(tmp_path):
     assert len(lines) == 1 and "cannot create" in lines[0]
 
 
-FAULTS = ROOT / "build" / "wulfbench-faults"
-
-
-@pytest.mark.skipif(not FAULTS.exists(), reason="build/wulfbench-faults is built by make test")
 def test_corrupted_result_fails_verification_and_marks_the_file(tmp_path):
     out = tmp_path / "bad.h5"
-    cmd = ["mpirun", "-np", "2", "--oversubscribe", "-x", "WB_FAULT", str(FAULTS), "fft", *SMALL, "-o", str(out)]
-    env = mpi_env() | {"WB_FAULT": "corrupt-fft"}
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    r = run_faults(2, "fft", *SMALL, "-o", str(out), env={"WB_FAULT": "corrupt-fft"}, timeout=120)
     assert r.returncode == 3, r.stderr
     assert "failed verification" in r.stderr
     assert "INVALID" in r.stdout

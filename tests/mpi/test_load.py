@@ -10,9 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import ROOT, error_lines, mpi_env, run_wb
+from conftest import FAULTS_BIN, error_lines, run_faults, run_wb
 
-FAULTS_BIN = ROOT / "build" / "wulfbench-faults"
 # Small requests and short steps keep every run to a few seconds.
 QUICK = ("--seconds", "0.5", "--plan", "estimate", "--duration", "1.5", "--warmup-s", "0.3")
 ROW = re.compile(r"^\s+s(\d{3})\s+([\d.]+)\s+([\d.]+|nan)\s+([\d.]+|nan)\s+(\d+)\s+(\d+)\s+(\d+)\s+"
@@ -24,12 +23,6 @@ def load(np_: int, out: Path, *args: str, timeout: float = 90) -> subprocess.Com
     return run_wb(np_, "load", *args, "-o", str(out), timeout=timeout)
 
 
-def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    full_env = mpi_env()
-    full_env.update(env)
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", str(FAULTS_BIN), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
-                          stdin=subprocess.DEVNULL)
 
 
 def rows(stdout: str) -> list[tuple]:

@@ -9,9 +9,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import ROOT, error_lines, mpi_env, run_wb
+from conftest import FAULTS_BIN, error_lines, run_faults, run_wb
 
-FAULTS_BIN = ROOT / "build" / "wulfbench-faults"
 TESTS = ["pingpong", "bw", "bibw", "ring", "barrier", "bcast", "scatter", "gather", "allgather",
          "alltoall", "reduce", "allreduce"]
 P2P = ["pingpong", "bw", "bibw"]
@@ -26,13 +25,6 @@ def transfer(np_: int, out: Path, *args: str, timeout: float = 90) -> subprocess
     return run_wb(np_, "transfer", *args, "-o", str(out), timeout=timeout)
 
 
-def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    """Like run_wb, but the test-only build with fault switches compiled in."""
-    full_env = mpi_env()
-    full_env.update(env)
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", str(FAULTS_BIN), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
-                          stdin=subprocess.DEVNULL)
 
 
 def tables(stdout: str) -> dict[str, list[tuple]]:

@@ -45,14 +45,8 @@ esac
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 python=${PYTHON:-/usr/bin/python3}
 job_timeout=${WB_SLURM_TIMEOUT:-180}
-passed=0 failed=0
-
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-finish() {
-    echo "$passed passed, $failed failed"
-    ((failed == 0))
-}
+# shellcheck source=tests/harness.sh
+source "$repo/tests/harness.sh"
 # abort: record the failure, stop the daemons, print the totals last and stop.
 abort() {
     fail "$*"
