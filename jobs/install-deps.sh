@@ -9,7 +9,7 @@ declare -A GROUP=(
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
   [test]="python3-pytest sox alsa-utils"
   [bench]="netpipe-openmpi hpcc"
-  [browser]="chromium"
+  [browser]="chromium fonts-dejavu-core"
   [cluster]="iproute2 util-linux procps"
   [slurm]="slurm-wlm munge"
 )

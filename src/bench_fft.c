@@ -78,6 +78,7 @@ struct ctx {
     int root_local;               /* rank 0's rank in node, or -1 */
     int shm;                      /* ranks on the root's node map its buffers */
     int *mapped;                  /* every rank: 1 if rank q maps the root's buffers */
+    int *done_flags;              /* root: one per rank, for the end-of-gather handshake */
     const char *in_base;          /* this rank's samples in the last repetition, from offset in_base_off */
     int64_t in_base_off;
 };
@@ -498,17 +499,23 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
         rc = compute_units(c, l, u0, u1, c->in_base, c->in_base_off, myres, &t->t_fft);
     double t2 = wb_timer_now_s();
     if (!c->baseline && rc == 0) {
-        if (c->rank == 0) {
+        if (in_place && c->rank != 0)
+            rootbuf_sync(resb);
+        if (c->rank == 0)
             rc = wb_comm_check(MPI_Gatherv(MPI_IN_PLACE, 0, MPI_BYTE, results, rcounts, rdispls, MPI_BYTE, 0, w),
                                "MPI_Gatherv of results");
-            rootbuf_sync(resb);
-        } else {
-            if (in_place)
-                rootbuf_sync(resb);
+        else
             rc = wb_comm_check(MPI_Gatherv(myres, in_place ? 0 : (int)res_bytes, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE,
                                            0, w),
                                "MPI_Gatherv of results");
+        /* MPI_Gatherv need not wait for a rank that sends nothing: ranks that wrote their results in
+         * place report done with a message of their own, so the root never reads ahead of them. */
+        if (rc == 0 && c->shm) {
+            int done = 1, *all = c->rank == 0 ? c->done_flags : NULL;
+            rc = wb_comm_check(MPI_Gather(&done, 1, MPI_INT, all, 1, MPI_INT, 0, w), "MPI_Gather of done flags");
         }
+        if (c->rank == 0)
+            rootbuf_sync(resb);
     }
     double t3 = wb_timer_now_s();
     t->t_dist = t1 - t0;
@@ -909,6 +916,22 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
     snprintf(d, sizeof d, "%s/flops", g);
     rc = rc ? rc : wb_results_write_per_rank_f64(res, d, &flops, 1, "flop");
     double total_flops = c->baseline ? flops : wb_comm_sum_f64(flops);
+    /* A rank's own rate: its share of the audio over its median distribute + compute + gather. */
+    int64_t audio_bytes = rq->audio_bytes;
+    if (!c->baseline)
+        wb_comm_bcast(&audio_bytes, sizeof audio_bytes, 0);
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_dist + tm[r].t_comp + tm[r].t_gather;
+    double busy = wb_timer_median(col, (size_t)reps);
+    double rank_kbps = l->nunits && my_units ? (double)audio_bytes * (double)my_units / (double)l->nunits / 1000.0 / busy
+                                             : 0.0;
+    snprintf(d, sizeof d, "%s/rate_kBps", g);
+    rc = rc ? rc : wb_results_write_per_rank_f64(res, d, &rank_kbps, 1, "kB/s");
+    double *rates = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *rates) : NULL;
+    if (c->baseline && rates)
+        rates[0] = rank_kbps;
+    else if (!c->baseline)
+        wb_comm_gather_f64(rank_kbps, rates);
     snprintf(d, sizeof d, "%s/inputs", g);
     wb_results_write_inputs(res, d, rq->rows, c->rank == 0 ? (size_t)rq->nfiles : 0);
     snprintf(d, sizeof d, "%s/verify", g);
@@ -930,6 +953,14 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
                      p->scenario, p->nfiles, seconds, c->nranks, (long long)rq->audio_bytes,
                      1e3 * t_read, 1e3 * med[0],
                      1e3 * med[1], 1e3 * med[2], 1e3 * med[3], 1e3 * ttot, kbps, gflops, v->passed ? "ok" : "FAILED");
+    if (rates && c->nranks > 1 && wb_report_enabled()) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "#      kB/s per rank:");
+        for (int q = 0; q < c->nranks && len < (int)sizeof line - 32; q++)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %d:%.0f", q, rates[q]);
+        wb_report_printf("%s%s\n", line, len >= (int)sizeof line - 32 ? " ..." : "");
+    }
+    free(rates);
     free(col);
     free(rt);
     rc = rc ? rc : wb_results_flush(res);
@@ -1173,7 +1204,9 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     c.node = MPI_COMM_NULL;
     if (!c.baseline && c.nranks > 1 && o->fft.local_shm && o->fft.schedule == WB_SCHED_STATIC) {
         c.mapped = calloc((size_t)c.nranks, sizeof *c.mapped);
-        rc = c.mapped ? wb_comm_split_node(&c.node, &c.root_local) : wb_error_set(WB_ENOMEM, "out of memory");
+        c.done_flags = calloc((size_t)c.nranks, sizeof *c.done_flags);
+        rc = c.mapped && c.done_flags ? wb_comm_split_node(&c.node, &c.root_local)
+                                      : wb_error_set(WB_ENOMEM, "out of memory");
         int me = rc == 0 && c.root_local >= 0;
         if (rc == 0)
             rc = wb_comm_check(MPI_Allgather(&me, 1, MPI_INT, c.mapped, 1, MPI_INT, wb_comm_world()), "MPI_Allgather");
@@ -1231,6 +1264,7 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     for (int i = 0; c.files && i < c.nfiles_in; i++)
         free(c.files[i]);
     free(c.mapped);
+    free(c.done_flags);
     if (c.node != MPI_COMM_NULL)
         MPI_Comm_free(&c.node);
     free(c.files);

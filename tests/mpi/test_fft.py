@@ -47,6 +47,8 @@ def test_ranks_write_a_complete_verified_file(tmp_path, np_):
     assert g.attrs["transforms"] == 3 * frames
     assert np.isclose(g["flops"][()].sum(), 3 * frames * 2.5 * 4096 * 12)
     assert g.attrs["input_bytes"] == 3 * 44100 * 2
+    assert g["rate_kBps"].shape == (np_,)
+    assert g["rate_kBps"].attrs["units"] == "kB/s" and np.all(g["rate_kBps"][()] > 0)
     inputs = g["inputs"][()]
     assert len(inputs) == 3 and all(abs(p - 440) < 44100 / 4096 for p in inputs["peak_hz"])
     v = g["verify"].attrs
