@@ -126,9 +126,13 @@ install: all         ## install the program, job scripts and analysis under PREF
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wulfbench
 	install -m 755 build/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench
 	cp -r jobs hostfiles analysis $(DESTDIR)$(PREFIX)/share/wulfbench/
+	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench/analysis/__pycache__
+	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
+	    '$(PREFIX)/share/wulfbench' '$(PYTHON)' > $(DESTDIR)$(PREFIX)/bin/wulfbench-report
+	chmod 755 $(DESTDIR)$(PREFIX)/bin/wulfbench-report
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/wulfbench
+	rm -f $(DESTDIR)$(PREFIX)/bin/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench-report
 	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench
 
 clean:
@@ -145,7 +149,7 @@ help:                ## list the targets
 	@echo "make test-browser the report in headless Chromium"
 	@echo "make test-cluster an emulated 3-node Pi cluster (root)"
 	@echo "make test-slurm   a real one-node Slurm (root)"
-	@echo "make install PREFIX=/usr/local   install program, job scripts and analysis"
+	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts and analysis"
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/"
 	@echo "knobs: CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS, or put them in make.local"
