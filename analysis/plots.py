@@ -245,10 +245,12 @@ def fft_rate(items: list[PointStats], colour: dict[str, str], outdir: Path) -> F
             _nice_log(ax, "y")
         else:
             ax.set_ylim(bottom=0)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}"))
             ax.set_ylabel("processing rate (kB/s)")
         ax.set_title(SCENARIO_TITLES[scenario])
         ax.legend(title="run")
-    fig.suptitle("Processing rate: input kB / median request time (study rows 3 and 9)")
+    # Short enough for the one-panel figure a single sweep makes.
+    fig.suptitle("Processing rate, kB/s (study rows 3 and 9)")
     name = _save(fig, outdir, "fft_rate.png")
     return Figure(name, "Processing rate (kB/s)", "Input bytes per request / 1000 divided by "
                   "the median request time, with the interval implied by the time's 95 % CI.")
