@@ -66,7 +66,8 @@ struct ctx {
     struct wb_results *res;
     int rank, nranks, baseline;
     int first_compute;            /* ranks first_compute..nranks-1 compute */
-    size_t sb;                    /* bytes per sample */
+    int input;                    /* enum wb_fft_input: how samples are stored and sent */
+    size_t sb;                    /* bytes per stored sample */
     char **files;                 /* root: the usable input files */
     int nfiles_in;
     struct wb_audio *synth_cache; /* root: synthetic files by index */
@@ -204,6 +205,7 @@ static int kernel_for(struct ctx *c, int64_t n, struct wb_fft_kernel **out)
     int64_t batch = c->f->mode == WB_MODE_STFT ? 16 : 1;
     int rc = wb_fft_kernel_create(out, c->f->precision, n, batch, c->f->window, c->f->plan);
     if (rc == 0) {
+        wb_fft_kernel_set_input(*out, c->input);
         c->kern.k[c->kern.count] = *out;
         c->kern.n[c->kern.count++] = n;
     }
@@ -375,7 +377,7 @@ static int read_request(struct ctx *c, const struct point *p, struct request *rq
             rc = wb_error_set(WB_EINPUT, "%s changed length during the run (%lld samples, then %lld)", a->name,
                               (long long)rq->file_samples[j], (long long)a->nsamples);
         if (rc == 0)
-            wb_fft_convert(rq->buf + (size_t)rq->file_off[j] * c->sb, a->samples, a->nsamples, c->f->precision);
+            wb_fft_store(rq->buf + (size_t)rq->file_off[j] * c->sb, a->samples, a->nsamples, c->input, c->f->precision);
         wb_audio_free(&owned);
     }
     return rc;
@@ -864,6 +866,7 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
     wb_results_attr_str(res, g, "schedule", scheds[f->schedule]);
     wb_results_attr_i64(res, g, "root_computes", c->first_compute == 0);
     wb_results_attr_str(res, g, "local", c->shm ? "shm" : "mpi");
+    wb_results_attr_str(res, g, "wire", c->input == WB_FFT_IN_S16 ? "s16" : f->precision ? "float64" : "float32");
     wb_results_attr_str(res, g, "result", results[f->result]);
     wb_results_attr_i64(res, g, "baseline", c->baseline);
     wb_results_attr_str(res, g, "input", c->nfiles_in ? "wav" : "synthetic");
@@ -1099,6 +1102,9 @@ static int load_inputs(struct ctx *c)
     for (int i = 0; rc == 0 && i < nall; i++) {
         struct wb_audio a = {0};
         int bad = wb_audio_read_wav(all[i], &a);
+        /* 16-bit samples travel as 16-bit only if every file is 8- or 16-bit PCM: that is exact. */
+        if (bad == 0 && (a.is_float || a.bits > 16))
+            c->input = WB_FFT_IN_NATIVE;
         if (bad == 0 && f->mode == WB_MODE_STFT && a.nsamples < f->frame && f->sweep == WB_SWEEP_NONE)
             bad = wb_error_set(WB_EINPUT, "%s: %lld samples is shorter than one frame of %lld; use a smaller --frame",
                                all[i], (long long)a.nsamples, (long long)f->frame);
@@ -1194,7 +1200,7 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
 {
     struct ctx c = {.o = o, .f = &o->fft, .res = res, .rank = wb_comm_rank(), .nranks = wb_comm_size()};
     c.baseline = o->fft.baseline;
-    c.sb = wb_fft_sample_bytes(o->fft.precision);
+    c.input = o->fft.wire_native ? WB_FFT_IN_NATIVE : WB_FFT_IN_S16;
     c.first_compute = o->fft.root_computes || c.nranks == 1 ? 0 : 1;
     c.t_start = wb_timer_now_s();
     int rc = 0;
@@ -1219,6 +1225,9 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     rc = c.baseline ? rc : wb_comm_agree(rc);
     if (rc == 0 && !c.baseline)
         rc = wb_comm_bcast(&c.nfiles_in, sizeof c.nfiles_in, 0);
+    if (rc == 0 && !c.baseline)
+        rc = wb_comm_bcast(&c.input, sizeof c.input, 0);
+    c.sb = wb_fft_input_bytes(c.input, o->fft.precision);
     if (rc == 0 && o->fft.wisdom)
         rc = share_wisdom(&c);
     struct point *pts = NULL;

@@ -10,7 +10,7 @@
 #include "timer.h"
 
 struct wb_fft_kernel {
-    int precision, window;
+    int precision, window, input;
     int64_t n, batch, nbins;
     void *in, *out;         /* batch frames of n reals; batch spectra of nbins complex */
     void *win;              /* window coefficients, n reals in the kernel's precision (NULL: none) */
@@ -54,6 +54,26 @@ void wb_fft_convert(void *dst, const float *src, int64_t n, int precision)
         memcpy(dst, src, (size_t)n * sizeof(float));
     }
 }
+
+size_t wb_fft_input_bytes(int format, int precision)
+{
+    return format == WB_FFT_IN_S16 ? sizeof(int16_t) : wb_fft_sample_bytes(precision);
+}
+
+void wb_fft_store(void *dst, const float *src, int64_t n, int format, int precision)
+{
+    if (format != WB_FFT_IN_S16) {
+        wb_fft_convert(dst, src, n, precision);
+        return;
+    }
+    int16_t *d = dst;
+    for (int64_t i = 0; i < n; i++) {
+        float v = src[i] * 32768.0f;
+        d[i] = (int16_t)(v >= 32767.0f ? 32767 : v <= -32768.0f ? -32768 : lrintf(v));
+    }
+}
+
+void wb_fft_kernel_set_input(struct wb_fft_kernel *k, int format) { k->input = format; }
 
 static void destroy_plans(struct wb_fft_kernel *k)
 {
@@ -142,24 +162,37 @@ int wb_fft_kernel_create(struct wb_fft_kernel **kp, int precision, int64_t n, in
 /* Copies frames (windowed) into the input buffer: count frames starting at samples + first*hop. */
 static void load_frames(struct wb_fft_kernel *k, const void *samples, int64_t first, int64_t count, int64_t hop)
 {
+    const double s16 = 1.0 / 32768.0;
     for (int64_t f = 0; f < count; f++) {
         int64_t off = (first + f) * hop;
         if (k->precision == WB_FFT_DOUBLE) {
-            const double *src = (const double *)samples + off, *w = k->win;
+            const double *w = k->win;
             double *dst = (double *)k->in + f * k->n;
-            if (w)
+            if (k->input == WB_FFT_IN_S16) {
+                const int16_t *src = (const int16_t *)samples + off;
+                for (int64_t i = 0; i < k->n; i++)
+                    dst[i] = src[i] * s16 * (w ? w[i] : 1.0);
+            } else if (w) {
+                const double *src = (const double *)samples + off;
                 for (int64_t i = 0; i < k->n; i++)
                     dst[i] = src[i] * w[i];
-            else
-                memcpy(dst, src, (size_t)k->n * sizeof *dst);
+            } else {
+                memcpy(dst, (const double *)samples + off, (size_t)k->n * sizeof *dst);
+            }
         } else {
-            const float *src = (const float *)samples + off, *w = k->win;
+            const float *w = k->win;
             float *dst = (float *)k->in + f * k->n;
-            if (w)
+            if (k->input == WB_FFT_IN_S16) {
+                const int16_t *src = (const int16_t *)samples + off;
+                for (int64_t i = 0; i < k->n; i++)
+                    dst[i] = (float)(src[i] * s16) * (w ? w[i] : 1.0f);
+            } else if (w) {
+                const float *src = (const float *)samples + off;
                 for (int64_t i = 0; i < k->n; i++)
                     dst[i] = src[i] * w[i];
-            else
-                memcpy(dst, src, (size_t)k->n * sizeof *dst);
+            } else {
+                memcpy(dst, (const float *)samples + off, (size_t)k->n * sizeof *dst);
+            }
         }
     }
 }

@@ -9,6 +9,8 @@ enum wb_fft_precision { WB_FFT_SINGLE = 0, WB_FFT_DOUBLE = 1 };
 enum wb_fft_effort { WB_FFT_ESTIMATE = 0, WB_FFT_MEASURE = 1, WB_FFT_PATIENT = 2 };
 enum wb_fft_window { WB_FFT_HANN = 0, WB_FFT_RECT = 1 };
 enum wb_fft_result { WB_FFT_SPECTRA = 0, WB_FFT_PEAKS = 1 };
+/* How the samples a kernel reads are stored: in its precision, or as 16-bit PCM (scaled by 1/32768). */
+enum wb_fft_input { WB_FFT_IN_NATIVE = 0, WB_FFT_IN_S16 = 1 };
 
 /* One result of --result peaks: the strongest non-DC bin of a frame. */
 struct wb_fft_peak {
@@ -23,6 +25,9 @@ struct wb_fft_kernel;
  * with the window applied before the transform. Local. 0, WB_EFFTW or WB_ENOMEM. */
 int wb_fft_kernel_create(struct wb_fft_kernel **k, int precision, int64_t n, int64_t batch, int window,
                          int effort);
+
+/* Read samples as format (enum wb_fft_input) from now on; WB_FFT_IN_NATIVE is the default. Local. */
+void wb_fft_kernel_set_input(struct wb_fft_kernel *k, int format);
 
 /* Free plans and buffers; sets *k to NULL. Local. */
 void wb_fft_kernel_destroy(struct wb_fft_kernel **k);
@@ -52,6 +57,13 @@ double wb_fft_flops(int64_t n);
 
 /* Copy float samples into dst in the given precision (float or double). Local. */
 void wb_fft_convert(void *dst, const float *src, int64_t n, int precision);
+
+/* Bytes of one stored sample: 2 for WB_FFT_IN_S16, else the precision's. */
+size_t wb_fft_input_bytes(int format, int precision);
+
+/* Store float samples as format: in the precision, or rounded to 16-bit PCM (exact for samples
+ * that came from 8- or 16-bit PCM). Local. */
+void wb_fft_store(void *dst, const float *src, int64_t n, int format, int precision);
 
 /* Memory from fftw_malloc (SIMD-aligned); free with wb_fft_free. Local. */
 void *wb_fft_alloc(size_t nbytes);

@@ -10,7 +10,7 @@
 
 enum {
     F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
-    F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
+    F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_WIRE, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
 };
 
 /* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
@@ -33,6 +33,7 @@ const struct wb_optdef wb_fft_optdefs[] = {
     {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)"},
     {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)"},
     {"local", 1, 0, F_LOCAL, "shm|mpi", "ranks on the head node read its buffers in shared memory, or get messages"},
+    {"wire", 1, 0, F_WIRE, "auto|native", "auto: 16-bit PCM input travels as 16-bit samples; native: as float/double"},
     {"result", 1, 0, F_RESULT, "spectra|peaks", "what returns to the root: magnitude spectra or per-frame peaks"},
     {"baseline", 0, 0, F_BASELINE, NULL, "one process, no messaging: the single-desktop reference"},
     {"precision", 1, 0, F_PRECISION, "single|double", "FFTW precision (default single)"},
@@ -121,6 +122,10 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
     case F_LOCAL: {
         static const char *const local[] = {"mpi", "shm", NULL};
         return wb_options_choice("--local", arg, local, &t->local_shm);
+    }
+    case F_WIRE: {
+        static const char *const wire[] = {"auto", "native", NULL};
+        return wb_options_choice("--wire", arg, wire, &t->wire_native);
     }
     case F_RESULT: return wb_options_choice("--result", arg, results, &t->result);
     case F_BASELINE: t->baseline = 1; return 0;

@@ -31,6 +31,7 @@ struct wb_fft_opts {
     int64_t chunk;              /* --chunk: frames (whole mode: files) per dynamic request */
     int root_computes;          /* --root-computes yes|no */
     int local_shm;              /* --local shm|mpi: ranks on the head node map its buffers, or get messages */
+    int wire_native;            /* --wire native: samples travel in the transform's precision even from 16-bit PCM */
     int result;                 /* enum wb_fft_result */
     int baseline;               /* --baseline: one process, no messaging */
     int precision;              /* enum wb_fft_precision */

@@ -48,6 +48,9 @@ def test_ranks_write_a_complete_verified_file(tmp_path, np_):
     assert np.isclose(g["flops"][()].sum(), 3 * frames * 2.5 * 4096 * 12)
     assert g.attrs["input_bytes"] == 3 * 44100 * 2
     assert g["rate_kBps"].shape == (np_,)
+    # Synthetic audio stands for 16-bit PCM and travels as 16-bit samples: half the bytes of float.
+    assert g.attrs["wire"] == "s16"
+    assert g.attrs["sent_bytes"] <= 2 * 3 * 44100 + 2 * 4096 * np_
     assert g["rate_kBps"].attrs["units"] == "kB/s" and np.all(g["rate_kBps"][()] > 0)
     inputs = g["inputs"][()]
     assert len(inputs) == 3 and all(abs(p - 440) < 44100 / 4096 for p in inputs["peak_hz"])
@@ -77,6 +80,7 @@ def test_table_has_header_and_one_row_per_point(tmp_path):
     ("--mode", "whole",),
     ("--window", "none", "--frame", "1000", "--hop", "1000"),
     ("--local", "mpi"),
+    ("--wire", "native"),
 ])
 def test_variants_verify_on_three_ranks(tmp_path, extra):
     out = tmp_path / "v.h5"
@@ -93,6 +97,8 @@ def test_variants_verify_on_three_ranks(tmp_path, extra):
     # Ranks on the head node map its buffers unless told to use messages.
     want = "mpi" if "--local" in extra or "dynamic" in extra else "shm"
     assert pts["p001"].attrs["local"] == want
+    native = "--wire" in extra
+    assert pts["p001"].attrs["wire"] == ("float64" if "double" in extra and native else "float32" if native else "s16")
     f.close()
 
 
@@ -138,8 +144,25 @@ def test_wav_inputs_folder_peak_and_table(tmp_path):
     assert [n.decode() for n in rows["name"]] == ["a.wav", "b.wav", "c.wav"]
     assert list(rows["sample_rate"]) == [48000, 22050, 44100]
     assert list(rows["channels"]) == [2, 1, 1] and list(rows["bits"]) == [16, 24, 32]
+    # 24-bit and float files cannot travel as 16-bit without loss.
+    assert g.attrs["wire"] == "float32"
     for want, got, rate in zip([1000, 2000, 3000], rows["peak_hz"], rows["sample_rate"]):
         assert abs(got - want) <= rate / 4096, (want, got)
+    f.close()
+
+
+def test_16_bit_wavs_travel_as_16_bit(tmp_path):
+    d = tmp_path / "wavs"
+    d.mkdir()
+    make_wav(d / "a.wav", "-r", "44100", "-b", "16", seconds=1)
+    make_wav(d / "b.wav", "-r", "8000", "-b", "8", "-e", "unsigned-integer", seconds=1)
+    out = tmp_path / "s.h5"
+    r = run_wb(2, "fft", "--input", str(d), "--reps", "2", "--local", "mpi", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    f, pts = read_points(out)
+    g = pts["p000"]
+    assert g.attrs["wire"] == "s16" and g["verify"].attrs["passed"] == 1
+    assert g.attrs["sent_bytes"] <= 2 * (44100 + 8000) + 2 * 4096
     f.close()
 
 
