@@ -827,10 +827,6 @@ static int verify_point(struct ctx *c, const struct layout *l, const struct requ
     return rc;
 }
 
-struct point_stats {
-    double t_read, t_dist, t_comp, t_fft, t_gather, t_total, kbps, gflops;
-};
-
 /* Writes one point and prints its row. Collective. */
 static int write_point(struct ctx *c, int id, const struct point *p, const struct layout *l, const struct request *rq,
                        int reps, const struct timing *tm, int64_t my_units, int64_t my_bytes, int64_t my_res_bytes,
@@ -947,6 +943,7 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
     wb_results_attr_f64(res, d, "crosscheck_max_rel", v->crosscheck);
     wb_results_attr_i64(res, d, "tones_expected", v->tones_expected);
     wb_results_attr_i64(res, d, "tones_found", v->tones_found);
+    wb_results_attr_f64(res, d, "tone_bin_error", v->tone_err);
     double ttot = wb_timer_median(rt, (size_t)reps);
     for (int r = 0; r < reps; r++)
         rt[r] = tm[r].t_read;
