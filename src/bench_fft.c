@@ -80,6 +80,7 @@ struct ctx {
     int shm;                      /* ranks on the root's node map its buffers */
     int *mapped;                  /* every rank: 1 if rank q maps the root's buffers */
     int *done_flags;              /* root: one per rank, for the end-of-gather handshake */
+    double flops;                 /* transform work compute_units has done since it was last zeroed */
     const char *in_base;          /* this rank's samples in the last repetition, from offset in_base_off */
     int64_t in_base_off;
 };
@@ -229,6 +230,7 @@ static int compute_units(struct ctx *c, const struct layout *l, int64_t u0, int6
         wb_fft_kernel_run(k, base + (size_t)(l->units[u].off - base_off) * c->sb, v - u + 1, c->f->hop, c->f->result,
                           dst + (l->units[u].res_off - l->units[u0].res_off), &t);
         t_fft += t;
+        c->flops += (double)(v - u + 1) * wb_fft_flops(l->units[u].n);
         u = v + 1;
     }
 #ifdef WB_TEST_FAULTS
@@ -414,7 +416,7 @@ static int ensure_inbuf(char **inbuf, int64_t *cap, int64_t nbytes)
 /* One request under the static schedule. Every rank; the root holds all results afterwards. */
 static int run_static(struct ctx *c, const struct layout *l, const struct request *rq, const struct rootbuf *inb,
                       const struct rootbuf *resb, char **inbuf, int64_t *inbuf_cap, struct timing *t, int64_t *my_units,
-                      int64_t *my_bytes)
+                      int64_t *my_bytes, int64_t *my_out)
 {
     MPI_Comm w = wb_comm_world();
     char *results = resb->ptr;
@@ -427,6 +429,7 @@ static int run_static(struct ctx *c, const struct layout *l, const struct reques
     int in_place = c->rank == 0 || (c->mapped && c->mapped[c->rank]);
     int rc = in_place ? 0 : ensure_inbuf(inbuf, inbuf_cap, *my_bytes);
     int64_t res_bytes = result_span(l, u0, u1);
+    *my_out = res_bytes;
     char *myres = in_place ? results + (u1 > u0 ? l->units[u0].res_off : 0) : wb_fft_alloc((size_t)res_bytes);
     if (!myres)
         rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes of results", (long long)res_bytes);
@@ -547,7 +550,7 @@ static int send_chunk(struct ctx *c, const struct layout *l, const struct reques
 
 /* One request under the dynamic schedule: the root hands out chunks as workers finish them. */
 static int run_dynamic(struct ctx *c, const struct layout *l, const struct request *rq, char *results, char **inbuf,
-                       int64_t *inbuf_cap, struct timing *t, int64_t *my_units, int64_t *my_bytes)
+                       int64_t *inbuf_cap, struct timing *t, int64_t *my_units, int64_t *my_bytes, int64_t *my_out)
 {
     MPI_Comm w = wb_comm_world();
     int64_t chunk = c->f->chunk, max_samples = 0, max_res = 0;
@@ -559,6 +562,7 @@ static int run_dynamic(struct ctx *c, const struct layout *l, const struct reque
     }
     *my_units = 0;
     *my_bytes = 0;
+    *my_out = 0;
     memset(t, 0, sizeof *t);
     char *res = NULL;
     int rc = c->rank == 0 ? 0 : ensure_inbuf(inbuf, inbuf_cap, max_samples * (int64_t)c->sb);
@@ -591,6 +595,7 @@ static int run_dynamic(struct ctx *c, const struct layout *l, const struct reque
                 t->t_comp += wb_timer_now_s() - t1;
                 t->t_fft += tf;
                 *my_units += e - next;
+                *my_out += result_span(l, next, e);
                 *my_bytes += (region_end(l, e) - region_start(l, next)) * (int64_t)c->sb;
                 next = e;
                 continue;
@@ -636,6 +641,7 @@ static int run_dynamic(struct ctx *c, const struct layout *l, const struct reque
         t->t_comp += t2 - t1;
         t->t_fft += tf;
         *my_units += hdr[1];
+        *my_out += result_span(l, hdr[0], e);
         *my_bytes += bytes;
         mrc = mrc ? mrc : wb_comm_check(MPI_Send(hdr, 2, MPI_INT64_T, 0, TAG_RESULT, w), "MPI_Send of a result");
         mrc = mrc ? mrc : wb_comm_check(MPI_Send(res, rc ? 0 : (int)result_span(l, hdr[0], e), MPI_BYTE, 0, TAG_DATA, w),
@@ -830,6 +836,7 @@ static int verify_point(struct ctx *c, const struct layout *l, const struct requ
 /* Writes one point and prints its row. Collective. */
 static int write_point(struct ctx *c, int id, const struct point *p, const struct layout *l, const struct request *rq,
                        int reps, const struct timing *tm, int64_t my_units, int64_t my_bytes, int64_t my_res_bytes,
+                       double flops,
                        const struct verdict *v)
 {
     struct wb_results *res = c->res;
@@ -893,14 +900,6 @@ static int write_point(struct ctx *c, int id, const struct point *p, const struc
         if (rc == 0 && !c->baseline)
             rc = wb_comm_max_f64_n(col, (size_t)reps);
         med[k] = wb_timer_median(col, (size_t)reps);
-    }
-    double flops = (double)my_units * (l->nunits ? wb_fft_flops(l->units[0].n) : 0);
-    if (f->mode == WB_MODE_WHOLE) {
-        flops = 0;
-        int64_t u0, u1;
-        static_block(c, l->nunits, c->rank, &u0, &u1);
-        for (int64_t u = u0; f->schedule == WB_SCHED_STATIC && u < u1; u++)
-            flops += wb_fft_flops(l->units[u].n);
     }
     int64_t iv;
     snprintf(d, sizeof d, "%s/bytes_in", g);
@@ -985,7 +984,8 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
     struct timing *tm = calloc((size_t)reps, sizeof *tm);
     char *results = NULL, *inbuf = NULL;
     struct rootbuf inb = {NULL, MPI_WIN_NULL}, resb = {NULL, MPI_WIN_NULL};
-    int64_t inbuf_cap = 0, my_units = 0, my_bytes = 0;
+    int64_t inbuf_cap = 0, my_units = 0, my_bytes = 0, my_res = 0;
+    double my_flops = 0;
     if (!tm)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
     /* An untimed first read tells every rank the file lengths, so all build the same layout. */
@@ -1033,11 +1033,13 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
         if (rc)
             break;
         double t0 = wb_timer_now_s();
+        c->flops = 0;
         if (c->f->schedule == WB_SCHED_DYNAMIC && !c->baseline)
-            rc = run_dynamic(c, &l, &rq, results, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes);
+            rc = run_dynamic(c, &l, &rq, results, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes, &my_res);
         else
-            rc = run_static(c, &l, &rq, &inb, &resb, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes);
+            rc = run_static(c, &l, &rq, &inb, &resb, &inbuf, &inbuf_cap, &t, &my_units, &my_bytes, &my_res);
         t.t_total = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
+        my_flops = c->flops;
         rc = c->baseline ? rc : wb_comm_agree(rc);
         if (rc == 0 && i >= warm)
             tm[done++] = t;
@@ -1047,17 +1049,8 @@ static int run_point(struct ctx *c, int id, const struct point *p, double *progr
     struct verdict v = {0};
     if (rc == 0 && done > 0)
         rc = verify_point(c, &l, &rq, results, &v);
-    int64_t my_res = 0;
-    if (rc == 0 && c->f->schedule == WB_SCHED_STATIC) {
-        int64_t u0, u1;
-        static_block(c, l.nunits, c->rank, &u0, &u1);
-        my_res = u1 > u0 ? l.units[u1 - 1].res_off + l.units[u1 - 1].res_bytes - l.units[u0].res_off : 0;
-    } else if (rc == 0) {
-        for (int64_t u = 0; u < my_units && u < l.nunits; u++)
-            my_res += l.units[u].res_bytes;
-    }
     if (rc == 0 && done > 0) {
-        rc = write_point(c, id, p, &l, &rq, done, tm, my_units, my_bytes, my_res, &v);
+        rc = write_point(c, id, p, &l, &rq, done, tm, my_units, my_bytes, my_res, my_flops, &v);
         if (rc == 0 && !c->baseline)
             rc = wb_comm_agree(rc);
         double shortest = INFINITY;

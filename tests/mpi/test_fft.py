@@ -78,6 +78,7 @@ def test_table_has_header_and_one_row_per_point(tmp_path):
     ("--result", "peaks",),
     ("--precision", "double", "--plan", "estimate"),
     ("--mode", "whole",),
+    ("--mode", "whole", "--schedule", "dynamic", "--chunk", "1"),
     ("--window", "none", "--frame", "1000", "--hop", "1000"),
     ("--local", "mpi"),
     ("--wire", "native"),
@@ -90,6 +91,11 @@ def test_variants_verify_on_three_ranks(tmp_path, extra):
     for g in pts.values():
         assert g["verify"].attrs["passed"] == 1
         assert int(g["frames"][()].sum()) == g.attrs["transforms"]
+        # Work and result bytes add up to the whole request whatever the schedule.
+        n = g.attrs["frame"] if g.attrs["mode"] == "stft" else 44100
+        assert np.isclose(g["flops"][()].sum(), g.attrs["transforms"] * 2.5 * n * np.log2(n))
+        per = 8 if g.attrs["result"] == "peaks" else (n // 2 + 1) * (8 if g.attrs["precision"] == "double" else 4)
+        assert int(g["bytes_out"][()].sum()) == g.attrs["transforms"] * per
     if "--root-computes" in extra:
         assert pts["p001"]["frames"][0] == 0
     if "--mode" in extra:
