@@ -45,6 +45,11 @@ const struct wb_optdef wb_fft_optdefs[] = {
 
 const char wb_fft_summary[] = "the FFT distribution benchmark: read, distribute, transform, gather (study rows 1-9)";
 
+const char *const wb_sweep_names[] = {"both", "sizes", "files", "none", NULL};
+const char *const wb_fft_mode_names[] = {"stft", "whole", NULL};
+const char *const wb_schedule_names[] = {"static", "dynamic", NULL};
+const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
+
 void wb_fft_opts_defaults(struct wb_fft_opts *t)
 {
     memset(t, 0, sizeof *t);
@@ -62,15 +67,7 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
 
 int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
 {
-    static const char *const sweeps[] = {"both", "sizes", "files", "none", NULL};
-    static const char *const modes[] = {"stft", "whole", NULL};
-    static const char *const windows[] = {"hann", "none", NULL};
-    static const char *const schedules[] = {"static", "dynamic", NULL};
     static const char *const yesno[] = {"no", "yes", NULL};
-    static const char *const results[] = {"spectra", "peaks", NULL};
-    static const char *const precisions[] = {"single", "double", NULL};
-    static const char *const plans[] = {"estimate", "measure", "patient", NULL};
-    static const char *const bad[] = {"fail", "skip", NULL};
     int64_t v;
     double d;
     int rc = 0;
@@ -83,10 +80,10 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         t->inputs[t->ninputs++] = arg;
         break;
     }
-    case F_BAD: return wb_options_choice("--on-bad-input", arg, bad, &t->on_bad_input);
+    case F_BAD: return wb_options_choice("--on-bad-input", arg, wb_bad_input_names, &t->on_bad_input);
     case F_SWEEP:
         t->sweep_given = 1;
-        return wb_options_choice("--sweep", arg, sweeps, &t->sweep);
+        return wb_options_choice("--sweep", arg, wb_sweep_names, &t->sweep);
     case F_SECONDS:
         free(t->seconds);
         return wb_options_double_list("--seconds", arg, 0.01, MAX_SECONDS, 64, &t->seconds, &t->nseconds);
@@ -101,7 +98,7 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         if ((rc = wb_options_int("--sample-rate", arg, WB_AUDIO_SYNTH_MIN_RATE_HZ, 384000, &v)) == 0)
             t->sample_rate_hz = (int32_t)v;
         return rc;
-    case F_MODE: return wb_options_choice("--mode", arg, modes, &t->mode);
+    case F_MODE: return wb_options_choice("--mode", arg, wb_fft_mode_names, &t->mode);
     case F_FRAME:
         if ((rc = wb_options_size("--frame", arg, 16, 1 << 24, &v)) == 0)
             t->frame = v;
@@ -112,8 +109,8 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         else if (!strcmp(arg, "0"))
             rc = wb_error_set(WB_EUSAGE, "--hop: 0 would never advance; give 1 to the frame size (e.g. --hop 2048)");
         return rc;
-    case F_WINDOW: return wb_options_choice("--window", arg, windows, &t->window);
-    case F_SCHEDULE: return wb_options_choice("--schedule", arg, schedules, &t->schedule);
+    case F_WINDOW: return wb_options_choice("--window", arg, wb_fft_window_names, &t->window);
+    case F_SCHEDULE: return wb_options_choice("--schedule", arg, wb_schedule_names, &t->schedule);
     case F_CHUNK:
         if ((rc = wb_options_int("--chunk", arg, 1, 1 << 20, &v)) == 0)
             t->chunk = v;
@@ -127,10 +124,10 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         static const char *const wire[] = {"auto", "native", NULL};
         return wb_options_choice("--wire", arg, wire, &t->wire_native);
     }
-    case F_RESULT: return wb_options_choice("--result", arg, results, &t->result);
+    case F_RESULT: return wb_options_choice("--result", arg, wb_fft_result_names, &t->result);
     case F_BASELINE: t->baseline = 1; return 0;
-    case F_PRECISION: return wb_options_choice("--precision", arg, precisions, &t->precision);
-    case F_PLAN: return wb_options_choice("--plan", arg, plans, &t->plan);
+    case F_PRECISION: return wb_options_choice("--precision", arg, wb_fft_precision_names, &t->precision);
+    case F_PLAN: return wb_options_choice("--plan", arg, wb_fft_effort_names, &t->plan);
     case F_WISDOM:
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");

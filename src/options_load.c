@@ -87,12 +87,10 @@ static void set_loads(struct wb_load_opts *t, const double *v, int n)
     t->nloads = n;
 }
 
+const char *const wb_load_dispatch_names[] = {"dynamic", "round-robin", NULL};
+
 int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
 {
-    static const char *const dispatch[] = {"dynamic", "round-robin", NULL};
-    static const char *const precision[] = {"single", "double", NULL};
-    static const char *const plan[] = {"estimate", "measure", "patient", NULL};
-    static const char *const result[] = {"spectra", "peaks", NULL};
     int64_t v, *iv = NULL;
     double d, *dv = NULL;
     int k, n, rc = 0;
@@ -141,7 +139,7 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         rc = wb_options_double("--seconds", arg, 0, 3600, &t->seconds);
         break;
     case L_DISPATCH:
-        if ((rc = wb_options_choice("--dispatch", arg, dispatch, &k)) == 0)
+        if ((rc = wb_options_choice("--dispatch", arg, wb_load_dispatch_names, &k)) == 0)
             t->dispatch = k;
         break;
     case L_QUEUE:
@@ -187,15 +185,15 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         }
         break;
     case L_PRECISION:
-        if ((rc = wb_options_choice("--precision", arg, precision, &k)) == 0)
+        if ((rc = wb_options_choice("--precision", arg, wb_fft_precision_names, &k)) == 0)
             t->precision = k == 0 ? WB_FFT_SINGLE : WB_FFT_DOUBLE;
         break;
     case L_PLAN:
-        if ((rc = wb_options_choice("--plan", arg, plan, &k)) == 0)
+        if ((rc = wb_options_choice("--plan", arg, wb_fft_effort_names, &k)) == 0)
             t->plan = k == 0 ? WB_FFT_ESTIMATE : k == 1 ? WB_FFT_MEASURE : WB_FFT_PATIENT;
         break;
     case L_RESULT:
-        if ((rc = wb_options_choice("--result", arg, result, &k)) == 0)
+        if ((rc = wb_options_choice("--result", arg, wb_fft_result_names, &k)) == 0)
             t->result = k == 0 ? WB_FFT_SPECTRA : WB_FFT_PEAKS;
         break;
     case L_DELAY:
