@@ -67,16 +67,19 @@ deps-test:
 deps-bench:
 	@bash jobs/install-deps.sh build analysis test bench
 
-run: deps        ## the main job: `wulfbench suite` on every core, a one-process baseline, then the report
+run: deps        ## the main job: a baseline, `wulfbench suite` (paired baseline inside) on every core, a baseline again, the report
 	@$(MAKE) --no-print-directory all
 	@mkdir -p $(RESULTS)
 	@stamp=$$(date -u +%Y%m%dT%H%M%SZ); host=$$(hostname -s); \
-	suite=$(RESULTS)/suite-$$host-$$stamp.h5; base=$(RESULTS)/baseline-$$host-$$stamp.h5; \
+	suite=$(RESULTS)/suite-$$host-$$stamp.h5; before=$(RESULTS)/baseline-before-$$host-$$stamp.h5; \
+	after=$(RESULTS)/baseline-after-$$host-$$stamp.h5; \
+	base="fft --baseline --seconds 1,5,30 --files 1:16"; \
 	set -x; \
+	$(MPIEXEC) -np 1 build/wulfbench $$base --label "baseline before, 1 process on $$host" -o $$before && \
 	$(MPIEXEC) -np $(NP) --oversubscribe build/wulfbench suite --label "suite, $(NP) ranks on $$host" -o $$suite && \
-	$(MPIEXEC) -np 1 build/wulfbench fft --baseline --seconds 1,5,30 --files 1:16 \
-	    --label "baseline, 1 process on $$host" -o $$base && \
-	$(PYTHON) -m analysis.report $$suite --baseline $$base -o report
+	$(MPIEXEC) -np 1 build/wulfbench $$base --label "baseline after, 1 process on $$host" -o $$after && \
+	$(PYTHON) -m analysis.drift $$before $$after && \
+	$(PYTHON) -m analysis.report $$suite --baseline $$before --baseline $$after -o report
 	@echo "report: report/index.html"
 
 test: deps-test  ## unit, MPI integration and analysis tests; last line "N passed, N failed"

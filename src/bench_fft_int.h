@@ -67,6 +67,7 @@ struct wb_fftb_ctx {
     struct wb_results *res;
     int rank, nranks;
     int baseline;                 /* --baseline: one rank, no messaging inside the timed region */
+    int paired;                   /* --paired-baseline: rank 0 also runs each request alone */
     int first_compute;            /* ranks first_compute..nranks-1 compute */
     int input;                    /* enum wb_fft_input: how samples are stored and sent */
     size_t sb;                    /* bytes per stored sample */
@@ -98,10 +99,25 @@ struct wb_fftb_verdict {
     char check[256];
 };
 
+/* How a point's recorded repetitions ended. */
+struct wb_fftb_repinfo {
+    int autom;                       /* --reps auto */
+    int stop;                        /* index into wb_fftb_stop_names */
+    double ci_halfwidth_rel;         /* 95% CI half-width of the median t_total, over the median (root) */
+    double alone_match;              /* --paired-baseline: largest relative difference of rank 0's own
+                                      * results from the cluster's (root) */
+};
+
+/* Why a point stopped repeating: a fixed count, the CI target, --max-reps, --point-budget. */
+enum { WB_FFTB_STOP_FIXED, WB_FFTB_STOP_TARGET_CI, WB_FFTB_STOP_MAX_REPS, WB_FFTB_STOP_BUDGET };
+extern const char *const wb_fftb_stop_names[];
+
 /* What this rank measured over one point's recorded repetitions. */
 struct wb_fftb_measured {
     int reps;
     const struct wb_fftb_timing *tm; /* [reps] */
+    const struct wb_fftb_timing *alone; /* [reps] on rank 0 with --paired-baseline, else NULL */
+    struct wb_fftb_repinfo info;
     int64_t units;                   /* transforms this rank did in the last repetition */
     int64_t bytes_in, bytes_out;     /* samples it received, results it sent */
     double flops;
@@ -171,6 +187,9 @@ int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, c
  * Collective; v->passed is the same on every rank. */
 int wb_fftb_verify_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                          const char *results, struct wb_fftb_verdict *v);
+
+/* Root: the largest relative difference between two result buffers of layout l, unit by unit. */
+double wb_fftb_results_diff(const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const char *a, const char *b);
 
 /* bench_fft_write.c: the point's group in the result file and its table row. Collective. */
 int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,

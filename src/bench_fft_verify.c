@@ -134,6 +134,14 @@ static int crosscheck(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     return 0;
 }
 
+double wb_fftb_results_diff(const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const char *a, const char *b)
+{
+    double worst = 0;
+    for (int64_t u = 0; u < l->nunits; u++)
+        worst = fmax(worst, result_diff(c, &l->units[u], a + l->units[u].res_off, b + l->units[u].res_off));
+    return worst;
+}
+
 /* Parseval and round trip over a sample of units [u0, u1) whose samples start at base (offset base_off). */
 static int check_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t u0, int64_t u1,
                        const char *base, int64_t base_off, double *p, double *r)

@@ -1,6 +1,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_fft_int.h"
 #include "comm.h"
@@ -22,6 +23,9 @@ struct point_out {
     char g[64];
     double seconds;               /* mean length of the request's files (root) */
     double med_s[4];              /* median of the slowest rank: distribute, compute, fft, gather */
+    double med_slow_s[3];         /* medians of the slowest rank's distribute, compute, gather */
+    double med_over_s;            /* median of t_total - (slowest distribute + compute + gather) */
+    double *slow;                 /* [3][reps]: each repetition's slowest distribute, compute, gather */
     double total_flops;
     double *rates;                /* root: kB/s of every rank */
 };
@@ -66,6 +70,84 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_str(res, g, "result", wb_fft_result_names[f->result]);
     wb_results_attr_i64(res, g, "baseline", c->baseline);
     wb_results_attr_str(res, g, "input", c->nfiles_in ? "wav" : "synthetic");
+    const struct wb_fftb_repinfo *ri = &w->m->info;
+    wb_results_attr_str(res, g, "reps_mode", ri->autom ? "auto" : "fixed");
+    wb_results_attr_str(res, g, "reps_stop_reason", wb_fftb_stop_names[ri->stop]);
+    wb_results_attr_f64(res, g, "target_ci", ri->autom ? f->target_ci : NAN);
+    wb_results_attr_f64(res, g, "ci_halfwidth_rel", ri->ci_halfwidth_rel);
+    wb_results_attr_i64(res, g, "unstable", ri->autom && ri->stop != WB_FFTB_STOP_TARGET_CI);
+    return rc;
+}
+
+/* Collective: per repetition, the distribute, compute and gather of the slowest rank (the largest sum of
+ * the three) into w->slow on every rank, so that with t_total they make one consistent repetition. */
+static int slowest_rank(struct point_out *w, double *col)
+{
+    int reps = w->m->reps;
+    const struct wb_fftb_timing *tm = w->m->tm;
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s;
+    int rc = wb_comm_max_f64_n(col, (size_t)reps);
+    for (int r = 0; r < reps; r++) {
+        int mine = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s == col[r];
+        w->slow[r] = mine ? tm[r].t_dist_s : -INFINITY;
+        w->slow[reps + r] = mine ? tm[r].t_comp_s : -INFINITY;
+        w->slow[2 * reps + r] = mine ? tm[r].t_gather_s : -INFINITY;
+    }
+    int mrc = wb_comm_max_f64_n(w->slow, (size_t)reps * 3);
+    return rc ? rc : mrc;
+}
+
+/* Root: per repetition, the slowest rank's phases over t_total (1 when they follow one another, more
+ * when they overlap), and what is left of t_total beside them; the table shows the medians. */
+static int write_overlap(struct point_out *w, double *col)
+{
+    int reps = w->m->reps;
+    double *over = malloc((size_t)reps * sizeof *over);
+    if (!over)
+        return wb_error_set(WB_ENOMEM, "out of memory");
+    for (int r = 0; r < reps; r++) {
+        double sum = w->slow[r] + w->slow[reps + r] + w->slow[2 * reps + r], total = w->m->tm[r].t_total_s;
+        col[r] = sum / total;
+        over[r] = total - sum;
+    }
+    w->med_over_s = wb_timer_median(over, (size_t)reps);
+    for (int k = 0; k < 3; k++)
+        w->med_slow_s[k] = wb_timer_median(w->slow + (size_t)k * (size_t)reps, (size_t)reps);
+    free(over);
+    char d[96];
+    uint64_t dims[1] = {(uint64_t)reps};
+    snprintf(d, sizeof d, "%s/overlap", w->g);
+    wb_results_write_f64(w->c->res, d, 1, dims, col, "1");
+    double med = wb_timer_median(col, (size_t)reps);
+    int rc = wb_results_attr_f64(w->c->res, d, "median", med);
+    int arc = wb_results_attr_f64(w->c->res, w->g, "overlap", med);
+    return rc ? rc : arc;
+}
+
+/* With --paired-baseline: rank 0's runs alone, under baseline/, shaped as a one-process point. */
+static int write_alone(struct point_out *w, double *col)
+{
+    const struct wb_fftb_timing *a = w->m->alone;
+    struct wb_results *res = w->c->res;
+    if (!w->c->paired)
+        return 0;
+    int reps = w->m->reps, rc;
+    char g[96], d[128];
+    snprintf(g, sizeof g, "%s/baseline", w->g);
+    rc = wb_results_group(res, g);
+    wb_results_attr_i64(res, g, "paired", 1);
+    wb_results_attr_str(res, g, "order", "cluster-first");
+    wb_results_attr_f64(res, g, "match_max_rel", w->m->info.alone_match);
+    static const char *const names[] = {"t_read", "t_total", "t_compute", "t_fft", "t_distribute", "t_gather"};
+    for (int k = 0; k < 6; k++) {
+        for (int r = 0; r < reps; r++)
+            col[r] = !a || k >= 4 ? 0.0 : k == 0 ? a[r].t_read_s : k == 1 ? a[r].t_total_s : k == 2 ? a[r].t_comp_s
+                                                                                              : a[r].t_fft_s;
+        uint64_t dims[2] = {(uint64_t)reps, 1};
+        snprintf(d, sizeof d, "%s/%s", g, names[k]);
+        rc = rc ? rc : wb_results_write_f64(res, d, k < 2 ? 1 : 2, dims, col, "s");
+    }
     return rc;
 }
 
@@ -94,7 +176,8 @@ static int write_times(struct point_out *w, double *col)
             rc = wb_comm_max_f64_n(col, (size_t)reps);
         w->med_s[k] = wb_timer_median(col, (size_t)reps);
     }
-    return rc;
+    rc = rc ? rc : slowest_rank(w, col);
+    return rc ? rc : write_overlap(w, col);
 }
 
 /* Bytes, transforms and flops per rank. */
@@ -156,6 +239,23 @@ static void write_verify(struct point_out *w, const struct wb_fftb_verdict *v)
     wb_results_attr_f64(res, d, "tone_bin_error", v->tone_err);
 }
 
+/* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured
+ * back to back), as its median with min and max. */
+static void print_paired(const struct point_out *w, double *col)
+{
+    if (!w->m->alone || !wb_report_enabled())
+        return;
+    int reps = w->m->reps;
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->alone[r].t_total_s / w->m->tm[r].t_total_s;
+    struct wb_stats st;
+    wb_timer_stats(col, (size_t)reps, &st);
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->alone[r].t_total_s;
+    wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
+                     1e3 * wb_timer_median(col, (size_t)reps), st.median, st.min, st.max, reps);
+}
+
 /* The point's table row (rank 0 prints), and with several ranks each rank's rate. */
 static void print_row(const struct point_out *w, const struct wb_fftb_verdict *v, double *col)
 {
@@ -169,10 +269,12 @@ static void print_row(const struct point_out *w, const struct wb_fftb_verdict *v
     double t_read = wb_timer_median(col, (size_t)reps);
     const double *med = w->med_s;
     double kbps = (double)w->rq->audio_bytes / 1000.0 / ttot, gflops = w->total_flops / med[2] / 1e9;
-    wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n", w->id,
-                     w->p->scenario, w->p->nfiles, w->seconds, c->nranks, (long long)w->rq->audio_bytes, 1e3 * t_read,
-                     1e3 * med[0], 1e3 * med[1], 1e3 * med[2], 1e3 * med[3], 1e3 * ttot, kbps, gflops,
-                     v->passed ? "ok" : "FAILED");
+    wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
+                     w->id, w->p->scenario, w->p->nfiles, w->seconds, c->nranks, (long long)w->rq->audio_bytes,
+                     1e3 * t_read, 1e3 * w->med_slow_s[0], 1e3 * w->med_slow_s[1], 1e3 * med[2],
+                     1e3 * w->med_slow_s[2], 1e3 * w->med_over_s,
+                     1e3 * ttot, kbps, gflops, v->passed ? "ok" : "FAILED");
+    print_paired(w, col);
     if (w->rates && c->nranks > 1 && wb_report_enabled()) {
         char line[512];
         int len = snprintf(line, sizeof line, "#      kB/s per rank:");
@@ -191,21 +293,24 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
     int rc = wb_results_group(c->res, w.g);
     int arc = write_attrs(&w);
     double *col = malloc((size_t)(m->reps ? m->reps : 1) * sizeof *col);
+    w.slow = malloc((size_t)(m->reps ? m->reps : 1) * 3 * sizeof *w.slow);
     w.rates = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *w.rates) : NULL;
-    int mrc = col && (c->rank != 0 || w.rates) ? 0 : wb_error_set(WB_ENOMEM, "out of memory");
+    int mrc = col && w.slow && (c->rank != 0 || w.rates) ? 0 : wb_error_set(WB_ENOMEM, "out of memory");
     rc = wb_comm_agree(rc ? rc : arc ? arc : mrc);
-    if (rc) {
-        free(w.rates);
-        free(col);
-        return rc;
+    if (rc == 0) {
+        rc = write_times(&w, col);
+        rc = write_counts(&w, rc);
+        rc = write_rates(&w, col, rc);
+        int brc = write_alone(&w, col);
+        rc = rc ? rc : brc;
+        write_verify(&w, v);
+        print_row(&w, v, col);
     }
-    rc = write_times(&w, col);
-    rc = write_counts(&w, rc);
-    rc = write_rates(&w, col, rc);
-    write_verify(&w, v);
-    print_row(&w, v, col);
     free(w.rates);
+    free(w.slow);
     free(col);
+    if (rc)
+        return rc;
     return rc ? rc : wb_results_flush(c->res);
 }
 
@@ -223,9 +328,14 @@ void wb_fftb_print_header(const struct wb_fftb_ctx *c)
                          wb_fft_mode_names[f->mode], wb_fft_precision_names[f->precision],
                          wb_schedule_names[f->schedule], c->nranks, ranks,
                          c->baseline ? " (baseline: no messaging)" : "");
-    wb_report_printf("# times: median over %d reps of the slowest rank, in ms; kB/s = audio bytes / 1000 / t_total\n",
-                     c->o->common.reps);
-    wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario", "files",
-                     "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather", "t_total",
-                     "kB/s", "GFLOPS", "verify");
+    if (c->o->common.reps_auto)
+        wb_report_printf("# reps: auto, until the 95%% CI of the median t_total is within %.1f%% (%d to %d reps)\n",
+                         100.0 * f->target_ci, f->min_reps, f->max_reps);
+    wb_report_printf("# times in ms: per repetition the slowest rank's t_dist, t_comp and t_gather (t_fft: the longest), and\n"
+                     "# t_over = t_total - t_dist - t_comp - t_gather (negative where phases overlap); each column is\n"
+                     "# the median over repetitions, so the columns add up per repetition, not as printed.\n"
+                     "# kB/s = audio bytes / 1000 / median t_total\n");
+    wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario",
+                     "files", "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather",
+                     "t_over", "t_total", "kB/s", "GFLOPS", "verify");
 }

@@ -18,7 +18,7 @@ enum common_id {
 static const struct wb_optdef common_defs[] = {
     {"output", 1, 'o', C_OUT, "FILE.h5", "result file (default results/wulfbench-<host>-<UTC>.h5)"},
     {"label", 1, 0, C_LABEL, "TEXT", "a label stored in the file and shown in reports"},
-    {"reps", 1, 0, C_REPS, "N", "recorded repetitions per point (default 5; transfer: as -i N; load: unused)"},
+    {"reps", 1, 0, C_REPS, "N|auto", "repetitions per point (default 5; fft auto: until stable; transfer: -i)"},
     {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point (default 1)"},
     {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders (default 1)"},
     {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "stop after this long and keep what was measured (default none)"},
@@ -245,6 +245,10 @@ static int set_common(struct wb_common_opts *c, int id, const char *arg)
         c->label = arg;
         break;
     case C_REPS:
+        if (!strcmp(arg, "auto")) {
+            c->reps_auto = c->reps_given = 1;
+            break;
+        }
         if ((rc = wb_options_int("--reps", arg, 1, 1000000, &v)) == 0) {
             c->reps = (int)v;
             c->reps_given = 1;
@@ -404,7 +408,7 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
         rc = wb_fft_opts_validate(&o->fft);
     else if (o->cmd == WB_CMD_TRANSFER) {
         /* --reps means repetitions everywhere; for transfer it fixes the count as -i does. */
-        if (o->common.reps_given && o->transfer.iters == 0)
+        if (o->common.reps_given && !o->common.reps_auto && o->transfer.iters == 0)
             o->transfer.iters = o->common.reps;
         rc = wb_transfer_opts_validate(&o->transfer);
     }

@@ -17,6 +17,7 @@ struct wb_common_opts {
     const char *label;        /* --label; "" if none */
     int reps;                 /* --reps: recorded repetitions */
     int reps_given;
+    int reps_auto;            /* --reps auto: fft repeats a point until its median is stable */
     int warmup;               /* --warmup / -x: unrecorded repetitions */
     uint64_t seed;            /* --seed */
     double timeout_s;         /* --timeout: whole-run limit, 0 = none */

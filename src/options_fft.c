@@ -10,7 +10,8 @@
 
 enum {
     F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
-    F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_WIRE, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM
+    F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_WIRE, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM,
+    F_PAIRED, F_TARGET_CI, F_MIN_REPS, F_MAX_REPS, F_POINT_BUDGET
 };
 
 /* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
@@ -40,6 +41,13 @@ const struct wb_optdef wb_fft_optdefs[] = {
     {"plan", 1, 0, F_PLAN, "estimate|measure|patient", "FFTW planning effort (default measure)"},
     {"wisdom", 1, 0, F_WISDOM, "FILE", "FFTW wisdom: rank 0 imports it, shares it, saves it at the end"},
     {"max-memory", 1, 0, F_MAXMEM, "SIZE", "refuse points that need more memory on rank 0 (default: available)"},
+    {"paired-baseline", 0, 0, F_PAIRED, NULL,
+     "rank 0 also runs each request alone, alternating with the cluster: a drift-proof speedup"},
+    {"target-ci", 1, 0, F_TARGET_CI, "FRACTION",
+     "--reps auto: stop when the 95% CI half-width of the median t_total is this share of it (default 0.03)"},
+    {"min-reps", 1, 0, F_MIN_REPS, "N", "--reps auto: at least this many repetitions (default 6)"},
+    {"max-reps", 1, 0, F_MAX_REPS, "N", "--reps auto: at most this many repetitions (default 50)"},
+    {"point-budget", 1, 0, F_POINT_BUDGET, "SECONDS", "--reps auto: stop a point after this long (default 60)"},
     {NULL, 0, 0, 0, NULL, NULL},
 };
 
@@ -63,8 +71,15 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
     t->local_shm = 1;
     t->precision = WB_FFT_SINGLE;
     t->plan = WB_FFT_MEASURE;
+    t->target_ci = 0.03;
+    /* Six is the smallest sample whose order statistics give a 95% interval for the median. */
+    t->min_reps = 6;
+    t->max_reps = 50;
+    t->point_budget_s = 60;
 }
 
+/* A flat switch with one independent case per option: longer than 80 lines, but nothing in it depends on
+ * anything else in it. */
 int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
 {
     static const char *const yesno[] = {"no", "yes", NULL};
@@ -137,6 +152,20 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         if ((rc = wb_options_size("--max-memory", arg, 1 << 20, INT64_MAX / 2, &v)) == 0)
             t->max_bytes = v;
         return rc;
+    case F_PAIRED: t->paired_baseline = 1; return 0;
+    case F_TARGET_CI:
+        if ((rc = wb_options_double("--target-ci", arg, 0.0001, 0.5, &d)) == 0)
+            t->target_ci = d;
+        return rc;
+    case F_MIN_REPS:
+    case F_MAX_REPS:
+        if ((rc = wb_options_int(id == F_MIN_REPS ? "--min-reps" : "--max-reps", arg, 1, 100000, &v)) == 0)
+            *(id == F_MIN_REPS ? &t->min_reps : &t->max_reps) = (int)v;
+        return rc;
+    case F_POINT_BUDGET:
+        if ((rc = wb_options_double("--point-budget", arg, 0.001, 1e7, &d)) == 0)
+            t->point_budget_s = d;
+        return rc;
     }
     return rc;
 }
@@ -204,6 +233,12 @@ int wb_fft_opts_validate(struct wb_fft_opts *t)
                                            "at %d Hz); use a smaller --frame or longer --seconds",
                                 (long long)t->frame, shortest, shortest * t->sample_rate_hz, (int)t->sample_rate_hz);
     }
+    if (t->min_reps > t->max_reps)
+        return wb_error_set(WB_EUSAGE, "--min-reps %d is more than --max-reps %d; give a minimum no larger than the "
+                                       "maximum", t->min_reps, t->max_reps);
+    if (t->baseline && t->paired_baseline > 0)
+        return wb_error_set(WB_EUSAGE, "--baseline and --paired-baseline exclude each other: --baseline is the "
+                                       "one-process run itself, --paired-baseline adds one to a cluster run");
     if (t->baseline && t->schedule == WB_SCHED_DYNAMIC)
         return wb_error_set(WB_EUSAGE, "--baseline runs in one process, so --schedule dynamic has no meaning; "
                                        "drop one of them");
@@ -229,6 +264,9 @@ void wb_fft_opts_compact(struct wb_fft_opts *t)
     }
     wb_options_size_list("--files", "1:16", 1, MAX_FILES, 64, &t->files, &t->nfiles);
     t->sweep = WB_SWEEP_BOTH;
+    /* The default job compares the cluster with one of its nodes in the same run, so drift cannot fake a speedup. */
+    if (!t->baseline)
+        t->paired_baseline = -1;
 }
 
 void wb_fft_opts_free(struct wb_fft_opts *t)

@@ -39,6 +39,10 @@ struct wb_fft_opts {
     int wire_native;            /* --wire native: samples travel in the transform's precision even from 16-bit PCM */
     int result;                 /* enum wb_fft_result */
     int baseline;               /* --baseline: one process, no messaging */
+    int paired_baseline;        /* --paired-baseline: rank 0 alone runs each request too, alternating; -1 where ranks > 1 */
+    double target_ci;           /* --target-ci: --reps auto stops at this relative 95% CI half-width */
+    int min_reps, max_reps;     /* --min-reps, --max-reps: bounds of --reps auto */
+    double point_budget_s;      /* --point-budget: --reps auto stops a point after this long */
     int precision;              /* enum wb_fft_precision */
     int plan;                   /* enum wb_fft_effort */
     const char *wisdom;         /* --wisdom FILE */

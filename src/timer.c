@@ -100,4 +100,37 @@ double wb_timer_quantile(const double *x, size_t n, double q)
     return v;
 }
 
+/* P(B <= k) for B ~ Binomial(n, 1/2). */
+static double binom_cdf_half(long k, long n)
+{
+    if (k < 0)
+        return 0.0;
+    if (k >= n)
+        return 1.0;
+    double sum = 0;
+    for (long i = 0; i <= k; i++)
+        sum += exp(lgamma((double)n + 1) - lgamma((double)i + 1) - lgamma((double)(n - i) + 1) - (double)n * log(2.0));
+    return fmin(1.0, sum);
+}
+
+double wb_timer_median_ci(const double *x, size_t n, double *lo, double *hi)
+{
+    double *s;
+    size_t m = sorted_copy(x, n, &s);
+    *lo = *hi = NAN;
+    double coverage = 0;
+    if (m > 0) {
+        /* The count of values below the true median is Binomial(m, 1/2): widen [X_(j), X_(m+1-j)] from the
+         * middle until it covers 95%, or take the whole range when m is too small for that. */
+        long j = 1;
+        while (j + 1 <= (long)m / 2 && binom_cdf_half(j, (long)m) <= 0.025)
+            j++;
+        coverage = m > 1 ? 1.0 - 2.0 * binom_cdf_half(j - 1, (long)m) : 0.0;
+        *lo = s[j - 1];
+        *hi = s[m - (size_t)j];
+    }
+    free(s);
+    return coverage;
+}
+
 int wb_timer_too_short(double t_s) { return t_s < 100.0 * wb_timer_tick_s(); }

@@ -26,6 +26,11 @@ double wb_timer_median(const double *x, size_t n);
 /* Quantile q (0..1) of x[n] by linear interpolation between order statistics, NaN ignored; NaN if empty. */
 double wb_timer_quantile(const double *x, size_t n, double q);
 
+/* The distribution-free 95% confidence interval of the median of x[n] (NaN ignored): the order
+ * statistics [*lo, *hi] whose coverage is at least 95%; returns the coverage reached (below 0.95
+ * when fewer than 6 values allow none), and NaN bounds when x holds nothing. Local. */
+double wb_timer_median_ci(const double *x, size_t n, double *lo, double *hi);
+
 /* 1 if a measured duration of t_s spans fewer than 100 timer ticks. */
 int wb_timer_too_short(double t_s);
 
