@@ -342,7 +342,9 @@ static int on_cdone(struct head *h, int src, MPI_Status *st)
     int k = src - h->c->first_client_rank, count = 0;
     if (k < 0 || k >= h->c->nclient_ranks || h->cdone[k])
         return protocol_error(h, src, "an unexpected end-of-step report");
-    MPI_Get_count(st, MPI_BYTE, &count);
+    int rc = wb_comm_check(MPI_Get_count(st, MPI_BYTE, &count), "MPI_Get_count (client report)");
+    if (rc)
+        return fail(h, rc);
     char *buf = malloc(count > 0 ? (size_t)count : 1);
     if (!buf)
         return fail(h, wb_error_set(WB_ENOMEM, "out of memory for a client report"));
@@ -399,7 +401,11 @@ static int on_fail(struct head *h, int src)
 static void discard(struct head *h, MPI_Status *st)
 {
     int count = 0;
-    MPI_Get_count(st, MPI_BYTE, &count);
+    int rc = wb_comm_check(MPI_Get_count(st, MPI_BYTE, &count), "MPI_Get_count (unexpected message)");
+    if (rc) {
+        fail(h, rc);
+        return;
+    }
     char *buf = malloc(count > 0 ? (size_t)count : 1);
     if (buf)
         recv_small(h, buf, count, st->MPI_SOURCE, st->MPI_TAG, "discard a message");
@@ -555,6 +561,27 @@ static int shutdown_peers(struct head *h)
     return rc;
 }
 
+/* After the step's loop: the last times, open requests marked, peers told, the records handed to s. */
+static int finish_step(struct head *h, struct wb_load_step *s)
+{
+    wb_report_progress_end();
+    s->t_end_s = now_rel(h);
+    if (!h->head_source)
+        for (int64_t i = 0; i < h->n; i++)
+            if (h->recs[i].t_submit > s->t_last_submit_s)
+                s->t_last_submit_s = h->recs[i].t_submit;
+    /* Anything still open after an error never finished. */
+    for (int64_t i = 0; i < h->n; i++)
+        if (h->recs[i].status == WB_LOAD_PENDING && h->rc)
+            h->recs[i].status = WB_LOAD_UNFINISHED;
+    int src = shutdown_peers(h);
+    s->recs = h->recs;
+    s->nrecs = h->n;
+    h->recs = NULL;
+    teardown(h);
+    return h->rc ? h->rc : src;
+}
+
 int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
 {
     struct head h;
@@ -626,20 +653,5 @@ int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
             wb_load_idle_wait(&idle, wake);
         }
     }
-    wb_report_progress_end();
-    s->t_end_s = now_rel(&h);
-    if (!h.head_source)
-        for (int64_t i = 0; i < h.n; i++)
-            if (h.recs[i].t_submit > s->t_last_submit_s)
-                s->t_last_submit_s = h.recs[i].t_submit;
-    /* Anything still open after an error never finished. */
-    for (int64_t i = 0; i < h.n; i++)
-        if (h.recs[i].status == WB_LOAD_PENDING && h.rc)
-            h.recs[i].status = WB_LOAD_UNFINISHED;
-    int src = shutdown_peers(&h);
-    s->recs = h.recs;
-    s->nrecs = h.n;
-    h.recs = NULL;
-    teardown(&h);
-    return h.rc ? h.rc : src;
+    return finish_step(&h, s);
 }

@@ -197,4 +197,36 @@ int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s);
 int wb_load_worker_step(struct wb_load_ctx *c, const struct wb_load_step *s);
 int wb_load_client_step(struct wb_load_ctx *c, const struct wb_load_step *s);
 
+/* Why a step failed, on rank 0, and the names the file and table use. */
+enum wb_load_reason { WB_LOAD_R_NONE = 0, WB_LOAD_R_LATENCY, WB_LOAD_R_REJECTIONS, WB_LOAD_R_THROUGHPUT };
+extern const char *const wb_load_reason_names[];
+
+/* A step's outcome, on rank 0. */
+struct wb_load_stats {
+    int index;
+    double load, rate_rps;
+    int clients;
+    int64_t submitted, done, rejected, unfinished, measured, measured_done, done_in_window;
+    double window_start_s, window_end_s;
+    double offered_rps, submitted_rps, completed_rps;
+    double p50_s, p95_s, p99_s, max_s, mean_s;
+    int timed_out, pass, reason;
+    char detail[128];
+    int64_t mismatches;
+    double t_end_s;
+};
+
+static inline int wb_load_closed_loop(const struct wb_load_opts *t) { return t->loop == WB_LOAD_CLOSED; }
+
+struct wb_results;
+struct wb_load_ctx;
+struct wb_load_step;
+
+/* bench_load_write.c. Collective: step s's attributes and records under /load/sNNN, then a flush. */
+int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                       const struct wb_load_stats *st);
+/* Collective: the /load attributes: steps, stop reason, saturation and first failure (sat, ff: indexes or -1). */
+int wb_load_write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct wb_load_stats *st, int n,
+                          int sat, int ff, const char *stop_reason, int ramp);
+
 #endif

@@ -291,8 +291,10 @@ int wb_load_wait(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double p
             return rc;
         if (wb_timer_now_s() > deadline_abs_s) {
             /* Cancel, so that a late message cannot land in a buffer the caller is about to give up. */
-            MPI_Cancel(r);
-            MPI_Request_free(r);
+            rc = wb_comm_check(MPI_Cancel(r), "MPI_Cancel");
+            rc = rc ? rc : wb_comm_check(MPI_Request_free(r), "MPI_Request_free");
+            if (rc)
+                return rc;
             return wb_error_set(WB_ETIMEOUT, "%s: no answer in time; a rank stopped responding", what);
         }
         wb_load_idle_wait(&idle, deadline_abs_s);

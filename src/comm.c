@@ -31,15 +31,16 @@ int wb_comm_init(int *argc, char ***argv)
     return rc;
 }
 
-void wb_comm_finalize(void)
+int wb_comm_finalize(void)
 {
-    if (world != MPI_COMM_NULL)
-        MPI_Comm_free(&world);
-    MPI_Finalize();
+    int rc = world != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&world), "MPI_Comm_free") : 0;
+    int frc = wb_comm_check(MPI_Finalize(), "MPI_Finalize");
+    return rc ? rc : frc;
 }
 
 _Noreturn void wb_comm_abort(int exit_status)
 {
+    /* Nothing is left to report a failed MPI_Abort to: leaving this process is the fallback. */
     MPI_Abort(MPI_COMM_WORLD, exit_status);
     _exit(exit_status);
 }
@@ -204,12 +205,12 @@ int wb_comm_shm_group_init(struct wb_comm_shm_group *g)
     return wb_comm_agree(rc);
 }
 
-void wb_comm_shm_group_free(struct wb_comm_shm_group *g)
+int wb_comm_shm_group_free(struct wb_comm_shm_group *g)
 {
-    if (g->node != MPI_COMM_NULL)
-        MPI_Comm_free(&g->node);
+    int rc = g->node != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&g->node), "MPI_Comm_free (node)") : 0;
     free(g->mapped);
     g->mapped = NULL;
+    return rc;
 }
 
 int wb_comm_shm_alloc(struct wb_comm_shm *b, const struct wb_comm_shm_group *g, int64_t bytes)

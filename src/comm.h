@@ -9,8 +9,8 @@
 /* Start MPI with errors returned, not fatal. Collective over MPI_COMM_WORLD. 0 or WB_EMPI. */
 int wb_comm_init(int *argc, char ***argv);
 
-/* Finish MPI. Collective. */
-void wb_comm_finalize(void);
+/* Finish MPI. Collective. 0 or WB_EMPI. */
+int wb_comm_finalize(void);
 
 /* Stop every rank with this exit status (after printing has been done). Not collective. */
 _Noreturn void wb_comm_abort(int exit_status);
@@ -80,8 +80,8 @@ struct wb_comm_shm_group {
  * agreed on every rank. Free with wb_comm_shm_group_free. */
 int wb_comm_shm_group_init(struct wb_comm_shm_group *g);
 
-/* Local: free the node communicator and the table; safe on a zeroed g. */
-void wb_comm_shm_group_free(struct wb_comm_shm_group *g);
+/* Local: free the node communicator and the table; safe on a zeroed g. 0 or WB_EMPI. */
+int wb_comm_shm_group_free(struct wb_comm_shm_group *g);
 
 /* A buffer world rank 0 owns in an MPI shared-memory window, mapped by the ranks of its node. */
 struct wb_comm_shm {

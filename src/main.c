@@ -94,7 +94,11 @@ static int epilog(struct wb_options *o, int rc, int mpi_up)
     else if (rc && rc != WB_EVERIFY && rc != WB_EHELP && rc != WB_EVERSION)
         wb_report_error("%s", wb_error_message());
     wb_options_free(o);
-    wb_comm_finalize();
+    int frc = wb_comm_finalize();
+    if (frc && (rc == 0 || rc == WB_EHELP || rc == WB_EVERSION)) {
+        fprintf(stderr, "wulfbench: error: %s\n", wb_error_message());
+        rc = frc;
+    }
     return wb_error_exit_status(rc);
 }
 

@@ -90,6 +90,7 @@ static void set_loads(struct wb_load_opts *t, const double *v, int n)
 
 const char *const wb_load_dispatch_names[] = {"dynamic", "round-robin", NULL};
 
+/* A flat switch with one case per option: longer than 80 lines, and clearer so than split. */
 int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
 {
     int64_t v, *iv = NULL;
