@@ -46,7 +46,7 @@ struct wb_load_msg {
     int64_t id;      /* request: client rank's sequence number; job/result: head's record index */
     int64_t client;  /* logical client */
     int64_t nbytes;  /* bytes of the data message that follows; 0 none */
-    double t[4];     /* reply: -; result: worker's recv, send, compute, fft seconds; pong: worker's clock */
+    double t[4];     /* reply: -; result: worker's recv, send, compute, fft seconds */
 };
 
 struct wb_load_fail {
@@ -165,19 +165,6 @@ struct wb_load_pool {
 void *wb_load_pool_get(struct wb_load_pool *p);
 void wb_load_pool_put(struct wb_load_pool *p, void *buf);
 void wb_load_pool_destroy(struct wb_load_pool *p);
-
-/* Idle pause: grows from 10 us to max_s while nothing happens, reset by activity. */
-struct wb_load_idle {
-    double cur_s, max_s;
-};
-void wb_load_idle_reset(struct wb_load_idle *i);
-/* Sleep at most until until_abs_s (wb_timer_now_s time). */
-void wb_load_idle_wait(struct wb_load_idle *i, double until_abs_s);
-/* Sleep for s seconds (nanosleep). */
-void wb_load_sleep_s(double s);
-
-/* Wait for r with a deadline (wb_timer_now_s time). 0, WB_EMPI or WB_ETIMEOUT naming what. */
-int wb_load_wait(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what);
 
 /* Send or receive nbytes with c's communicator and wait until deadline (wb_timer_now_s time). */
 int wb_load_isend_wait(struct wb_load_ctx *c, const void *buf, int64_t nbytes, int dest, int tag, double deadline,
