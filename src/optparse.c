@@ -114,6 +114,15 @@ static int push_i64(int64_t **vals, int *n, int maxn, int64_t v, const char *opt
     return 0;
 }
 
+/* The end of a list: an empty one is a usage error (example shows a good one); frees the copy. */
+static int list_end(int rc, int n, char *copy, const char *opt, const char *example)
+{
+    if (rc == 0 && n == 0)
+        rc = wb_error_set(WB_EUSAGE, "%s: the list is empty; use a list like %s", opt, example);
+    free(copy);
+    return rc;
+}
+
 int wb_optparse_size_list(const char *opt, const char *s, int64_t min, int64_t max, int maxn, int64_t **vals,
                          int *n)
 {
@@ -142,9 +151,7 @@ int wb_optparse_size_list(const char *opt, const char *s, int64_t min, int64_t m
                 rc = push_i64(vals, n, maxn, lo, opt);
         }
     }
-    if (rc == 0 && *n == 0)
-        rc = wb_error_set(WB_EUSAGE, "%s: the list is empty; use a list like 1,2,4 or a range like 1:64", opt);
-    free(copy);
+    rc = list_end(rc, *n, copy, opt, "1,2,4 or a range like 1:64");
     if (rc) {
         free(*vals);
         *vals = NULL;
@@ -173,9 +180,7 @@ int wb_optparse_double_list(const char *opt, const char *s, double min, double m
                 (*vals = grown)[(*n)++] = v;
         }
     }
-    if (rc == 0 && *n == 0)
-        rc = wb_error_set(WB_EUSAGE, "%s: the list is empty; use a list like 1,2,5", opt);
-    free(copy);
+    rc = list_end(rc, *n, copy, opt, "1,2,5");
     if (rc) {
         free(*vals);
         *vals = NULL;
