@@ -300,19 +300,12 @@ static int decode_samples(const unsigned char *p, uint64_t nbytes, const struct 
     return 0;
 }
 
-int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, struct wb_audio *out)
+/* The RIFF/RF64 and WAVE header: 0, with *rf64 set for 64-bit sizes, or why this is not a WAV file. */
+static int check_header(const unsigned char *buf, size_t len, const char *name, int *rf64)
 {
-    if (!name)
-        name = "(buffer)";
-    memset(out, 0, sizeof *out);
-    set_name(out, name);
-    if (!buf || len == 0)
-        return wb_error_set(WB_EINPUT, "%s: empty file (0 bytes)", name);
-
     /* RF64 and BW64 are RIFF with 64-bit sizes in a ds64 chunk, for files over 4 GiB. */
-    int rf64 = 0;
     if (len >= 4 && (memcmp(buf, "RF64", 4) == 0 || memcmp(buf, "BW64", 4) == 0)) {
-        rf64 = 1;
+        *rf64 = 1;
     } else if (len >= 4 && memcmp(buf, "RIFX", 4) == 0) {
         return wb_error_set(WB_EINPUT,
                             "%s: big-endian (RIFX) WAV is not supported; "
@@ -332,6 +325,22 @@ int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, 
         fourcc_str(buf + 8, form);
         return wb_error_set(WB_EINPUT, "%s: RIFF file of type '%s', not a WAV file", name, form);
     }
+    return 0;
+}
+
+int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, struct wb_audio *out)
+{
+    if (!name)
+        name = "(buffer)";
+    memset(out, 0, sizeof *out);
+    set_name(out, name);
+    if (!buf || len == 0)
+        return wb_error_set(WB_EINPUT, "%s: empty file (0 bytes)", name);
+
+    int rf64 = 0;
+    int rc = check_header(buf, len, name, &rf64);
+    if (rc)
+        return rc;
 
     /* The RIFF size is ignored: streaming writers leave it 0 or 0xFFFFFFFF, and the file length is what counts. */
     struct fmt f = {0, 0, 0, 0, 0, 0};
@@ -374,7 +383,7 @@ int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, 
         if (memcmp(id, "fmt ", 4) == 0) {
             if (have_fmt)
                 return wb_error_set(WB_EINPUT, "%s: more than one fmt chunk", name);
-            int rc = parse_fmt(buf + body, size, name, &f);
+            rc = parse_fmt(buf + body, size, name, &f);
             if (rc)
                 return rc;
             have_fmt = 1;

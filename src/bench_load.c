@@ -26,31 +26,11 @@
 #include "sysinfo.h"
 #include "timer.h"
 
-enum reason { R_NONE = 0, R_LATENCY, R_REJECTIONS, R_THROUGHPUT };
-static const char *const reason_names[] = {"none", "latency", "rejections", "throughput"};
-
-/* A step's outcome, on rank 0. */
-struct step_stats {
-    int index;
-    double load, rate_rps;
-    int clients;
-    int64_t submitted, done, rejected, unfinished, measured, measured_done, done_in_window;
-    double window_start_s, window_end_s;
-    double offered_rps, submitted_rps, completed_rps;
-    double p50_s, p95_s, p99_s, max_s, mean_s;
-    int timed_out, pass, reason;
-    char detail[128];
-    int64_t mismatches;
-    double t_end_s;
-};
-
 /* What rank 0 tells everyone before each step. */
 struct step_order {
     double load, timeout_s;
     int32_t go, pad;
 };
-
-static int closed_loop(const struct wb_load_opts *t) { return t->loop == WB_LOAD_CLOSED; }
 
 /* Checks that need the rank count; every rank decides the same, before any collective. */
 static int assign_roles(struct wb_load_ctx *c, const struct wb_load_opts *t, int nranks)
@@ -157,19 +137,18 @@ static int setup(struct wb_load_ctx *c)
 /* Buffers MPI may still use after a failed step are left alone: the job is about to be stopped. */
 static void cleanup_local(struct wb_load_ctx *c) { wb_fft_kernel_destroy(&c->kernel); }
 
-static void cleanup(struct wb_load_ctx *c)
+static int cleanup(struct wb_load_ctx *c)
 {
     wb_fft_kernel_destroy(&c->kernel);
     wb_fft_free(c->payload);
     wb_fft_free(c->job_buf);
     free(c->res_buf);
     c->payload = c->job_buf = c->res_buf = NULL;
-    if (c->comm != MPI_COMM_NULL)
-        MPI_Comm_free(&c->comm);
+    return c->comm != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&c->comm), "MPI_Comm_free (load)") : 0;
 }
 
 /* Counts, rates and latency percentiles; fails loudly if the requests do not add up. */
-static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct step_stats *st)
+static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct wb_load_stats *st)
 {
     const struct wb_load_opts *t = c->t;
     memset(st, 0, sizeof *st);
@@ -223,46 +202,46 @@ static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s,
     /* Both rates count events inside the same window: steady-state throughput, not the drain after it. */
     st->submitted_rps = w1 > w0 ? (double)st->measured / (w1 - w0) : NAN;
     st->completed_rps = w1 > w0 ? (double)st->done_in_window / (w1 - w0) : NAN;
-    st->offered_rps = closed_loop(t) ? st->submitted_rps : s->rate_rps;
+    st->offered_rps = wb_load_closed_loop(t) ? st->submitted_rps : s->rate_rps;
     return 0;
 }
 
 static void fmt_load(const struct wb_load_opts *t, double load, char *out, size_t cap)
 {
-    if (closed_loop(t))
+    if (wb_load_closed_loop(t))
         snprintf(out, cap, "%.0f client%s", load, load == 1 ? "" : "s");
     else
         snprintf(out, cap, "%g req/s offered", load);
 }
 
 /* Pass or fail against the SLO; a closed-loop step is also compared with the nearest lower load run so far. */
-static void evaluate(const struct wb_load_opts *t, struct step_stats *st, const struct step_stats *prev, int nprev)
+static void evaluate(const struct wb_load_opts *t, struct wb_load_stats *st, const struct wb_load_stats *prev, int nprev)
 {
     double slo_s = t->slo_ms * 1e-3;
-    st->reason = R_NONE;
+    st->reason = WB_LOAD_R_NONE;
     st->detail[0] = '\0';
     if (st->rejected > 0) {
-        st->reason = R_REJECTIONS;
+        st->reason = WB_LOAD_R_REJECTIONS;
         snprintf(st->detail, sizeof st->detail, "%lld of %lld rejected", (long long)st->rejected,
                  (long long)st->submitted);
     } else if (st->timed_out || st->unfinished > 0) {
-        st->reason = R_LATENCY;
+        st->reason = WB_LOAD_R_LATENCY;
         snprintf(st->detail, sizeof st->detail, "%s%lld unfinished", st->timed_out ? "step timed out, " : "",
                  (long long)st->unfinished);
     } else if (st->measured_done > 0 && st->p95_s > slo_s) {
-        st->reason = R_LATENCY;
+        st->reason = WB_LOAD_R_LATENCY;
         snprintf(st->detail, sizeof st->detail, "p95 %.1f ms > SLO %g ms", st->p95_s * 1e3, t->slo_ms);
-    } else if (!closed_loop(t)) {
+    } else if (!wb_load_closed_loop(t)) {
         /* A shortfall counts when it is over 10% and over two standard deviations of the arrival count,
          * so that a short step's Poisson noise does not fail it. */
         double n = (double)st->measured, shortfall = n - (double)st->done_in_window;
         if (n > 0 && shortfall > fmax(0.1 * n, 2 * sqrt(n))) {
-            st->reason = R_THROUGHPUT;
+            st->reason = WB_LOAD_R_THROUGHPUT;
             snprintf(st->detail, sizeof st->detail, "completed %.2f/s, %.0f%% short of the %.2f/s submitted",
                      st->completed_rps, 100 * shortfall / n, st->submitted_rps);
         }
     } else {
-        const struct step_stats *ref = NULL;
+        const struct wb_load_stats *ref = NULL;
         for (int i = 0; i < nprev; i++)
             if (prev[i].load < st->load && (!ref || prev[i].load > ref->load))
                 ref = &prev[i];
@@ -270,13 +249,13 @@ static void evaluate(const struct wb_load_opts *t, struct step_stats *st, const 
             double load_gain = st->load / ref->load - 1, tput_gain = st->completed_rps / ref->completed_rps - 1;
             /* Less than a quarter of the proportional gain: the clients are only queueing. */
             if (tput_gain < 0.25 * load_gain) {
-                st->reason = R_THROUGHPUT;
+                st->reason = WB_LOAD_R_THROUGHPUT;
                 snprintf(st->detail, sizeof st->detail, "completed/s %+.0f%% while clients %+.0f%% (vs %.0f)",
                          100 * tput_gain, 100 * load_gain, ref->load);
             }
         }
     }
-    st->pass = st->reason == R_NONE;
+    st->pass = st->reason == WB_LOAD_R_NONE;
 }
 
 static void ms(char *out, size_t cap, double s)
@@ -296,7 +275,7 @@ static void print_header(const struct wb_load_ctx *c)
                  c->nclient_ranks == 1 ? "" : "s", c->first_client_rank, c->nranks - 1);
     else
         snprintf(source, sizeof source, "the head makes the requests itself");
-    wb_report_printf("# load: %s loop; head rank 0, %d worker%s (1-%d), %s\n", closed_loop(t) ? "closed" : "open",
+    wb_report_printf("# load: %s loop; head rank 0, %d worker%s (1-%d), %s\n", wb_load_closed_loop(t) ? "closed" : "open",
                      c->nworkers, c->nworkers == 1 ? "" : "s", c->nworkers, source);
     wb_report_printf("# request: %d x %g s at %d Hz (%lld bytes, %s), frame %d hop %d, %s; dispatch %s, queue %lld, "
                      "SLO p95 %g ms%s\n", t->files_per_request, t->seconds, WB_LOAD_RATE_HZ,
@@ -305,11 +284,11 @@ static void print_header(const struct wb_load_ctx *c)
                      wb_load_dispatch_names[t->dispatch], (long long)t->queue_limit,
                      t->slo_ms, t->ramp ? ", ramp" : "");
     wb_report_printf("# %-5s %8s %10s %12s %9s %8s %10s %9s %9s %9s %9s  %s\n", "step",
-                     closed_loop(t) ? "clients" : "rate/s", "offered/s", "completed/s", "submitted", "rejected",
+                     wb_load_closed_loop(t) ? "clients" : "rate/s", "offered/s", "completed/s", "submitted", "rejected",
                      "unfinished", "p50_ms", "p95_ms", "p99_ms", "max_ms", "verdict");
 }
 
-static void print_row(const struct wb_load_opts *t, const struct step_stats *st)
+static void print_row(const struct wb_load_opts *t, const struct wb_load_stats *st)
 {
     char p50[16], p95[16], p99[16], mx[16];
     ms(p50, sizeof p50, st->p50_s);
@@ -317,130 +296,9 @@ static void print_row(const struct wb_load_opts *t, const struct step_stats *st)
     ms(p99, sizeof p99, st->p99_s);
     ms(mx, sizeof mx, st->max_s);
     wb_report_printf("  s%03d  %8.*f %10.2f %12.2f %9lld %8lld %10lld %s %s %s %s  %s%s%s\n", st->index,
-                     closed_loop(t) ? 0 : 2, st->load, st->offered_rps, st->completed_rps, (long long)st->submitted,
+                     wb_load_closed_loop(t) ? 0 : 2, st->load, st->offered_rps, st->completed_rps, (long long)st->submitted,
                      (long long)st->rejected, (long long)st->unfinished, p50, p95, p99, mx,
-                     st->pass ? "ok" : reason_names[st->reason], st->pass ? "" : ": ", st->detail);
-}
-
-static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
-                      const struct step_stats *st)
-{
-    const struct wb_load_opts *t = c->t;
-    static const char *const status_names[] = {"done", "rejected", "unfinished"};
-    static const char *const warmup_names[] = {"measured", "warmup"};
-    char g[64], d[96];
-    snprintf(g, sizeof g, "/load/s%03d", s->index);
-    int64_t n = c->rank == 0 ? s->nrecs : 0;
-    int rc = wb_comm_bcast(&n, sizeof n, 0);
-    if (rc)
-        return rc;
-    int32_t *client = calloc((size_t)n + 1, sizeof *client), *client_rank = calloc((size_t)n + 1, sizeof *client_rank);
-    int32_t *worker = calloc((size_t)n + 1, sizeof *worker);
-    int64_t *bytes = calloc((size_t)n + 1, sizeof *bytes);
-    uint8_t *status = calloc((size_t)n + 1, 1), *warm = calloc((size_t)n + 1, 1);
-    double *f[10];
-    int nf = 10, ok = client && client_rank && worker && bytes && status && warm;
-    for (int k = 0; k < nf; k++)
-        ok = (f[k] = calloc((size_t)n + 1, sizeof(double))) != NULL && ok;
-    if (!ok)
-        rc = wb_error_set(WB_ENOMEM, "out of memory for %lld load records", (long long)n);
-    for (int64_t i = 0; rc == 0 && c->rank == 0 && i < n; i++) {
-        const struct wb_load_rec *r = &s->recs[i];
-        client[i] = r->client;
-        client_rank[i] = r->client_rank;
-        worker[i] = r->worker;
-        bytes[i] = c->req_bytes;
-        status[i] = r->status;
-        warm[i] = r->warmup;
-        double v[10] = {r->t_submit, r->t_start, r->t_done, r->t_queue, r->t_dist, r->t_comp, r->t_fft, r->t_ret,
-                        r->t_client, r->t_done - r->t_submit};
-        for (int k = 0; k < nf; k++)
-            f[k][i] = v[k];
-    }
-    rc = wb_comm_agree(rc);
-    if (rc == 0) {
-        static const char *const fnames[10] = {"t_submit", "t_start", "t_done", "t_queue", "t_distribute",
-                                               "t_compute", "t_fft", "t_return", "t_client", "latency"};
-        uint64_t dims[1] = {(uint64_t)n};
-        rc = wb_results_group(res, g);
-#define ATTR_S(name, v) (rc = rc ? rc : wb_results_attr_str(res, g, name, v))
-#define ATTR_I(name, v) (rc = rc ? rc : wb_results_attr_i64(res, g, name, (int64_t)(v)))
-#define ATTR_F(name, v) (rc = rc ? rc : wb_results_attr_f64(res, g, name, (double)(v)))
-        ATTR_S("loop", closed_loop(t) ? "closed" : "open");
-        ATTR_F("load", s->load);
-        ATTR_I("clients", s->clients);
-        ATTR_F("rate_rps", closed_loop(t) ? NAN : s->rate_rps);
-        ATTR_F("offered_rps", st->offered_rps);
-        ATTR_F("duration_s", s->duration_s);
-        ATTR_I("requests", s->requests);
-        ATTR_F("warmup_s", t->warmup_s);
-        ATTR_F("step_timeout_s", s->timeout_s);
-        ATTR_I("files_per_request", t->files_per_request);
-        ATTR_F("seconds_per_file", t->seconds);
-        ATTR_I("sample_rate", WB_LOAD_RATE_HZ);
-        ATTR_I("frame", WB_LOAD_FRAME);
-        ATTR_I("hop", WB_LOAD_HOP);
-        ATTR_S("window", "hann");
-        ATTR_S("precision", wb_fft_precision_names[t->precision]);
-        ATTR_S("plan", wb_fft_effort_names[t->plan]);
-        ATTR_S("result", wb_fft_result_names[t->result]);
-        ATTR_I("bytes_per_request", c->req_bytes);
-        ATTR_I("result_bytes", c->res_bytes);
-        ATTR_S("dispatch", wb_load_dispatch_names[t->dispatch]);
-        ATTR_I("queue_limit", t->queue_limit);
-        ATTR_F("slo_ms", t->slo_ms);
-        ATTR_S("client_source", c->nclient_ranks > 0 ? "ranks" : "head");
-        ATTR_I("client_ranks", c->nclient_ranks);
-        ATTR_I("workers", c->nworkers);
-        ATTR_F("think_ms", t->think_ms);
-        ATTR_F("service_delay_ms", t->service_delay_ms);
-        ATTR_F("poll_us", t->poll_us);
-        ATTR_I("timed_out", st->timed_out);
-        ATTR_I("submitted", st->submitted);
-        ATTR_I("done", st->done);
-        ATTR_I("rejected", st->rejected);
-        ATTR_I("unfinished", st->unfinished);
-        ATTR_I("measured", st->measured);
-        ATTR_F("window_start_s", st->window_start_s);
-        ATTR_F("window_end_s", st->window_end_s);
-        ATTR_F("submitted_rps", st->submitted_rps);
-        ATTR_F("completed_rps", st->completed_rps);
-        ATTR_F("p50_s", st->p50_s);
-        ATTR_F("p95_s", st->p95_s);
-        ATTR_F("p99_s", st->p99_s);
-        ATTR_F("max_s", st->max_s);
-        ATTR_F("mean_s", st->mean_s);
-        ATTR_F("t_end_s", st->t_end_s);
-        ATTR_I("pass", st->pass);
-        ATTR_S("fail_reason", reason_names[st->reason]);
-        ATTR_S("fail_detail", st->detail);
-        ATTR_I("verify_mismatches", st->mismatches);
-#define DSET(kind, name, data, units)                                                                                \
-    do {                                                                                                             \
-        snprintf(d, sizeof d, "%s/%s", g, name);                                                                     \
-        rc = rc ? rc : wb_results_write_##kind(res, d, 1, dims, data, units);                                        \
-    } while (0)
-        DSET(i32, "client", client, "1");
-        DSET(i32, "client_rank", client_rank, "1");
-        DSET(i32, "worker", worker, "1");
-        DSET(i64, "bytes", bytes, "bytes");
-        for (int k = 0; k < nf; k++)
-            DSET(f64, fnames[k], f[k], "s");
-        snprintf(d, sizeof d, "%s/status", g);
-        rc = rc ? rc : wb_results_write_enum(res, d, (size_t)n, status, status_names, 3);
-        snprintf(d, sizeof d, "%s/warmup", g);
-        rc = rc ? rc : wb_results_write_enum(res, d, (size_t)n, warm, warmup_names, 2);
-    }
-    free(client);
-    free(client_rank);
-    free(worker);
-    free(bytes);
-    free(status);
-    free(warm);
-    for (int k = 0; k < nf; k++)
-        free(f[k]);
-    int frc = wb_results_flush(res);
-    return rc ? rc : frc;
+                     st->pass ? "ok" : wb_load_reason_names[st->reason], st->pass ? "" : ": ", st->detail);
 }
 
 /* The ramp and the list: which load comes next, decided on rank 0. */
@@ -451,7 +309,7 @@ struct plan {
     const char *stop_reason;
 };
 
-static int next_load(const struct wb_load_opts *t, struct plan *p, const struct step_stats *st, double *next)
+static int next_load(const struct wb_load_opts *t, struct plan *p, const struct wb_load_stats *st, double *next)
 {
     if (st->timed_out) {
         p->stop_reason = "step_timeout";
@@ -481,22 +339,22 @@ static int next_load(const struct wb_load_opts *t, struct plan *p, const struct 
             p->stop_reason = "lowest_load";
             return 0;
         }
-        *next = closed_loop(t) ? floor(x / 2) : fmax(x / 2, p->min_load);
+        *next = wb_load_closed_loop(t) ? floor(x / 2) : fmax(x / 2, p->min_load);
     } else {
         double width = p->hi - p->lo;
-        if (width <= 0.1 * p->lo || (closed_loop(t) && width <= 1)) {
+        if (width <= 0.1 * p->lo || (wb_load_closed_loop(t) && width <= 1)) {
             p->stop_reason = "bracketed";
             return 0;
         }
-        *next = closed_loop(t) ? floor((p->lo + p->hi) / 2) : 0.5 * (p->lo + p->hi);
+        *next = wb_load_closed_loop(t) ? floor((p->lo + p->hi) / 2) : 0.5 * (p->lo + p->hi);
     }
-    if (closed_loop(t) && *next < 1)
+    if (wb_load_closed_loop(t) && *next < 1)
         *next = 1;
     return 1;
 }
 
 /* Saturation: the highest passing load below the lowest failing one. */
-static void summarize(const struct step_stats *st, int n, int *sat, int *first_fail)
+static void summarize(const struct wb_load_stats *st, int n, int *sat, int *first_fail)
 {
     *sat = *first_fail = -1;
     for (int i = 0; i < n; i++)
@@ -508,7 +366,7 @@ static void summarize(const struct step_stats *st, int n, int *sat, int *first_f
             *sat = i;
 }
 
-static void print_summary(const struct wb_load_opts *t, const struct step_stats *st, int sat, int ff,
+static void print_summary(const struct wb_load_opts *t, const struct wb_load_stats *st, int sat, int ff,
                           const char *stop_reason)
 {
     char a[64], b[64];
@@ -518,7 +376,7 @@ static void print_summary(const struct wb_load_opts *t, const struct step_stats 
             fmt_load(t, st[ff].load, b, sizeof b);
             wb_report_printf("saturation: %.2f req/s at %s (p95 %.1f ms); first failure at %s, %.2f req/s: %s (%s)\n",
                              st[sat].offered_rps, a, st[sat].p95_s * 1e3, b, st[ff].offered_rps,
-                             reason_names[st[ff].reason], st[ff].detail);
+                             wb_load_reason_names[st[ff].reason], st[ff].detail);
         } else {
             wb_report_printf("saturation: not reached; every load passed, the highest %s, %.2f req/s (p95 %.1f ms); "
                              "stopped: %s\n", a, st[sat].offered_rps, st[sat].p95_s * 1e3, stop_reason);
@@ -526,36 +384,10 @@ static void print_summary(const struct wb_load_opts *t, const struct step_stats 
     } else if (ff >= 0) {
         fmt_load(t, st[ff].load, b, sizeof b);
         wb_report_printf("saturation: none; the lowest load, %s at %.2f req/s, already fails: %s (%s)\n", b,
-                         st[ff].offered_rps, reason_names[st[ff].reason], st[ff].detail);
+                         st[ff].offered_rps, wb_load_reason_names[st[ff].reason], st[ff].detail);
     } else {
         wb_report_printf("saturation: no step ran\n");
     }
-}
-
-static int write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct step_stats *st, int n,
-                         int sat, int ff, const char *stop_reason, int ramp)
-{
-    const char *g = "/load";
-    char sname[16] = "", fname[16] = "";
-    if (sat >= 0)
-        snprintf(sname, sizeof sname, "s%03d", st[sat].index);
-    if (ff >= 0)
-        snprintf(fname, sizeof fname, "s%03d", st[ff].index);
-    int rc = wb_results_group(res, g);
-    ATTR_S("loop", closed_loop(t) ? "closed" : "open");
-    ATTR_I("ramp", ramp);
-    ATTR_I("steps", n);
-    ATTR_S("stop_reason", stop_reason);
-    ATTR_F("saturation_rps", sat >= 0 ? st[sat].offered_rps : NAN);
-    ATTR_F("saturation_p95_s", sat >= 0 ? st[sat].p95_s : NAN);
-    ATTR_F("saturation_load", sat >= 0 ? st[sat].load : NAN);
-    ATTR_S("saturation_step", sname);
-    ATTR_F("first_fail_rps", ff >= 0 ? st[ff].offered_rps : NAN);
-    ATTR_F("first_fail_load", ff >= 0 ? st[ff].load : NAN);
-    ATTR_S("first_fail_step", fname);
-    ATTR_S("fail_reason", ff >= 0 ? reason_names[st[ff].reason] : "none");
-    int frc = wb_results_flush(res);
-    return rc ? rc : frc;
 }
 
 static void free_recs(struct wb_load_step *s)
@@ -565,78 +397,130 @@ static void free_recs(struct wb_load_step *s)
     s->nrecs = 0;
 }
 
+/* Collective: roles, the private communicator, buffers and the header. */
+static int load_begin(struct wb_load_ctx *c, const struct wb_options *o)
+{
+    const struct wb_load_opts *t = &o->load;
+    memset(c, 0, sizeof *c);
+    c->comm = MPI_COMM_NULL;
+    c->t = t;
+    c->rank = wb_comm_rank();
+    c->nranks = wb_comm_size();
+    c->seed = o->common.seed;
+    c->poll_s = t->poll_us * 1e-6;
+    /* Long enough for any request in service to finish after a step is cut off. */
+    c->grace_s = 10.0 + 2e-3 * t->service_delay_ms;
+    int rc = assign_roles(c, t, c->nranks);
+    if (rc)
+        return rc;
+    c->role = c->rank == 0 ? WB_LOAD_HEAD : c->rank < c->first_client_rank ? WB_LOAD_WORKER : WB_LOAD_CLIENT;
+    /* A private communicator keeps the load protocol's tags apart from anything else. */
+    if ((rc = wb_comm_check(MPI_Comm_dup(wb_comm_world(), &c->comm), "MPI_Comm_dup (load)")))
+        return wb_comm_agree(rc);
+    rc = wb_comm_agree(setup(c));
+    if (rc) {
+        cleanup(c);
+        return rc;
+    }
+    print_header(c);
+    return 0;
+}
+
+/* Rank 0: whether the next step may start (steps and --timeout left), and its time limit. */
+static void order_next(const struct wb_options *o, struct plan *p, struct step_order *order, int index,
+                       double run_t0, double step_timeout)
+{
+    const struct wb_load_opts *t = &o->load;
+    order->timeout_s = step_timeout;
+    if (index >= WB_LOAD_MAX_STEPS && order->go) {
+        order->go = 0;
+        p->stop_reason = "max_steps";
+    }
+    if (o->common.timeout_s > 0) {
+        double left = o->common.timeout_s - (wb_timer_now_s() - run_t0);
+        if (left < 1.0 || (t->requests == 0 && left <= t->duration_s)) {
+            if (order->go)
+                p->stop_reason = "timeout";
+            order->go = 0;
+        }
+        order->timeout_s = fmin(order->timeout_s, left);
+    }
+}
+
+/* One step in this rank's role. Collective over the load communicator. */
+static int run_step(struct wb_load_ctx *c, const struct step_order *order, int index, struct wb_load_step *s)
+{
+    const struct wb_load_opts *t = c->t;
+    *s = (struct wb_load_step){.index = index, .load = order->load, .timeout_s = order->timeout_s};
+    if (wb_load_closed_loop(t)) {
+        s->clients = (int)order->load;
+    } else {
+        s->rate_rps = order->load;
+        s->clients = c->nclient_ranks > 0 ? c->nclient_ranks : 1;
+    }
+    s->duration_s = t->requests > 0 ? 0 : t->duration_s;
+    s->requests = t->requests;
+    if (c->role == WB_LOAD_HEAD)
+        return wb_load_head_step(c, s);
+    if (c->role == WB_LOAD_WORKER)
+        return wb_load_worker_step(c, s);
+    return wb_load_client_step(c, s);
+}
+
+/* Rank 0: the verification verdict of a step that was written. */
+static int check_step(const struct wb_load_stats *st, int vrc)
+{
+    if (st->mismatches > 0 && vrc == 0) {
+        vrc = wb_error_set(WB_EVERIFY, "load step s%03d: %lld results differed from the same worker's first "
+                                       "result for the same audio; data was damaged on the way",
+                           st->index, (long long)st->mismatches);
+        wb_report_printf("# verify: FAILED: %s\n", wb_error_message());
+    }
+    return vrc;
+}
+
+/* The saturation summary, printed and written, and the run's verdict agreed. Collective. */
+static int load_end(struct wb_results *res, const struct wb_options *o, const struct wb_load_ctx *c,
+                    const struct wb_load_stats *stats, int nsteps, const struct plan *p, int vrc)
+{
+    const struct wb_load_opts *t = &o->load;
+    int sat = -1, ff = -1;
+    char stop_reason[32];
+    if (c->rank == 0) {
+        summarize(stats, nsteps, &sat, &ff);
+        print_summary(t, stats, sat, ff, p->stop_reason);
+    }
+    snprintf(stop_reason, sizeof stop_reason, "%s", p->stop_reason);
+    int rc = wb_load_write_summary(res, t, stats, nsteps, sat, ff, stop_reason, t->ramp);
+    if (rc == 0 && c->rank == 0 && !strcmp(p->stop_reason, "timeout"))
+        vrc = vrc ? vrc : wb_error_set(WB_ETIMEOUT, "load: --timeout %g s reached after %d steps; the file "
+                                                    "holds what was measured", o->common.timeout_s, nsteps);
+    return rc ? rc : wb_comm_agree(vrc);
+}
+
 int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
 {
     const struct wb_load_opts *t = &o->load;
     struct wb_load_ctx c;
-    memset(&c, 0, sizeof c);
-    c.comm = MPI_COMM_NULL;
-    c.t = t;
-    c.rank = wb_comm_rank();
-    c.nranks = wb_comm_size();
-    c.seed = o->common.seed;
-    c.poll_s = t->poll_us * 1e-6;
-    /* Long enough for any request in service to finish after a step is cut off. */
-    c.grace_s = 10.0 + 2e-3 * t->service_delay_ms;
-    int rc = assign_roles(&c, t, c.nranks);
+    int rc = load_begin(&c, o);
     if (rc)
         return rc;
-    c.role = c.rank == 0 ? WB_LOAD_HEAD : c.rank < c.first_client_rank ? WB_LOAD_WORKER : WB_LOAD_CLIENT;
-    /* A private communicator keeps the load protocol's tags apart from anything else. */
-    if ((rc = wb_comm_check(MPI_Comm_dup(wb_comm_world(), &c.comm), "MPI_Comm_dup (load)")))
-        return wb_comm_agree(rc);
-    rc = wb_comm_agree(setup(&c));
-    if (rc) {
-        cleanup(&c);
-        return rc;
-    }
-    print_header(&c);
-
     const double *list;
     int nlist = wb_load_opts_loads(t, &list);
     struct plan p = {.ramp = t->ramp, .nlist = nlist, .next_list = 1, .list = list, .lo = -1, .hi = INFINITY,
                      .max_load = wb_load_opts_max_load(t), .stop_reason = "list"};
-    p.min_load = closed_loop(t) ? 1 : list[0] / 64;
-    struct step_stats stats[WB_LOAD_MAX_STEPS];
+    p.min_load = wb_load_closed_loop(t) ? 1 : list[0] / 64;
+    struct wb_load_stats stats[WB_LOAD_MAX_STEPS];
     int nsteps = 0, vrc = 0;
     double run_t0 = wb_timer_now_s(), step_timeout = wb_load_opts_step_timeout_s(t);
-    struct step_order order = {.load = closed_loop(t) ? fmax(1, round(list[0])) : list[0], .go = 1};
+    struct step_order order = {.load = wb_load_closed_loop(t) ? fmax(1, round(list[0])) : list[0], .go = 1};
     for (int index = 0;; index++) {
-        if (c.rank == 0) {
-            order.timeout_s = step_timeout;
-            if (index >= WB_LOAD_MAX_STEPS && order.go) {
-                order.go = 0;
-                p.stop_reason = "max_steps";
-            }
-            if (o->common.timeout_s > 0) {
-                double left = o->common.timeout_s - (wb_timer_now_s() - run_t0);
-                if (left < 1.0 || (t->requests == 0 && left <= t->duration_s)) {
-                    if (order.go)
-                        p.stop_reason = "timeout";
-                    order.go = 0;
-                }
-                order.timeout_s = fmin(order.timeout_s, left);
-            }
-        }
-        if ((rc = wb_comm_bcast(&order, sizeof order, 0)))
+        if (c.rank == 0)
+            order_next(o, &p, &order, index, run_t0, step_timeout);
+        if ((rc = wb_comm_bcast(&order, sizeof order, 0)) || !order.go)
             break;
-        if (!order.go)
-            break;
-        struct wb_load_step s = {.index = index, .load = order.load, .timeout_s = order.timeout_s};
-        if (closed_loop(t)) {
-            s.clients = (int)order.load;
-        } else {
-            s.rate_rps = order.load;
-            s.clients = c.nclient_ranks > 0 ? c.nclient_ranks : 1;
-        }
-        s.duration_s = t->requests > 0 ? 0 : t->duration_s;
-        s.requests = t->requests;
-        if (c.role == WB_LOAD_HEAD)
-            rc = wb_load_head_step(&c, &s);
-        else if (c.role == WB_LOAD_WORKER)
-            rc = wb_load_worker_step(&c, &s);
-        else
-            rc = wb_load_client_step(&c, &s);
+        struct wb_load_step s;
+        rc = run_step(&c, &order, index, &s);
         if (rc == WB_EMPI || rc == WB_ETIMEOUT) {
             /* A rank stopped responding or broke the protocol: the ranks are out of step, and a collective
              * could wait forever. WB_EMPI makes main stop every rank. */
@@ -650,7 +534,7 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             free_recs(&s);
             break;
         }
-        struct step_stats *st = &stats[nsteps];
+        struct wb_load_stats *st = &stats[nsteps];
         memset(st, 0, sizeof *st);
         int src = 0;
         if (c.rank == 0) {
@@ -659,36 +543,18 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             if (src == 0)
                 print_row(t, st);
         }
-        rc = write_step(res, &c, &s, st);
+        rc = wb_load_write_step(res, &c, &s, st);
         free_recs(&s);
         if (rc || (rc = wb_comm_agree(src)))
             break;
         nsteps++;
         if (c.rank == 0) {
-            if (st->mismatches > 0 && vrc == 0) {
-                vrc = wb_error_set(WB_EVERIFY, "load step s%03d: %lld results differed from the same worker's first "
-                                               "result for the same audio; data was damaged on the way",
-                                   st->index, (long long)st->mismatches);
-                wb_report_printf("# verify: FAILED: %s\n", wb_error_message());
-            }
+            vrc = check_step(st, vrc);
             order.go = next_load(t, &p, st, &order.load);
         }
     }
-    if (rc == 0) {
-        int sat = -1, ff = -1;
-        char stop_reason[32];
-        if (c.rank == 0) {
-            summarize(stats, nsteps, &sat, &ff);
-            print_summary(t, stats, sat, ff, p.stop_reason);
-        }
-        snprintf(stop_reason, sizeof stop_reason, "%s", p.stop_reason);
-        rc = write_summary(res, t, stats, nsteps, sat, ff, stop_reason, t->ramp);
-        if (rc == 0 && c.rank == 0 && !strcmp(p.stop_reason, "timeout"))
-            vrc = vrc ? vrc : wb_error_set(WB_ETIMEOUT, "load: --timeout %g s reached after %d steps; the file "
-                                                        "holds what was measured", o->common.timeout_s, nsteps);
-        if (rc == 0)
-            rc = wb_comm_agree(vrc);
-    }
-    cleanup(&c);
-    return rc;
+    if (rc == 0)
+        rc = load_end(res, o, &c, stats, nsteps, &p, vrc);
+    int crc = cleanup(&c);
+    return rc ? rc : crc;
 }

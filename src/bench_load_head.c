@@ -342,7 +342,9 @@ static int on_cdone(struct head *h, int src, MPI_Status *st)
     int k = src - h->c->first_client_rank, count = 0;
     if (k < 0 || k >= h->c->nclient_ranks || h->cdone[k])
         return protocol_error(h, src, "an unexpected end-of-step report");
-    MPI_Get_count(st, MPI_BYTE, &count);
+    int rc = wb_comm_check(MPI_Get_count(st, MPI_BYTE, &count), "MPI_Get_count (client report)");
+    if (rc)
+        return fail(h, rc);
     char *buf = malloc(count > 0 ? (size_t)count : 1);
     if (!buf)
         return fail(h, wb_error_set(WB_ENOMEM, "out of memory for a client report"));
@@ -399,7 +401,11 @@ static int on_fail(struct head *h, int src)
 static void discard(struct head *h, MPI_Status *st)
 {
     int count = 0;
-    MPI_Get_count(st, MPI_BYTE, &count);
+    int rc = wb_comm_check(MPI_Get_count(st, MPI_BYTE, &count), "MPI_Get_count (unexpected message)");
+    if (rc) {
+        fail(h, rc);
+        return;
+    }
     char *buf = malloc(count > 0 ? (size_t)count : 1);
     if (buf)
         recv_small(h, buf, count, st->MPI_SOURCE, st->MPI_TAG, "discard a message");
@@ -447,33 +453,9 @@ static int poll_messages(struct head *h, int *activity)
 /* Estimate every worker's clock offset: the probe with the shortest round trip wins. */
 static int clock_offsets(struct head *h)
 {
-    for (int w = 0; w < h->c->nworkers; w++) {
-        double best_rtt = INFINITY;
-        h->offset_s[w] = 0;
-        for (int p = 0; p < WB_LOAD_NPING; p++) {
-            struct wb_load_msg m = {.step = h->s->index}, pong;
-            MPI_Request r[2];
-            double deadline = wb_timer_now_s() + 30.0;
-            int rc = wb_comm_check(MPI_Irecv(&pong, (int)sizeof pong, MPI_BYTE, w + 1, WB_LOAD_TAG_PONG, h->c->comm,
-                                             &r[1]), "MPI_Irecv (clock probe)");
-            double ta = wb_timer_now_s();
-            if (rc == 0)
-                rc = wb_comm_check(MPI_Isend(&m, (int)sizeof m, MPI_BYTE, w + 1, WB_LOAD_TAG_PING, h->c->comm, &r[0]),
-                                   "MPI_Isend (clock probe)");
-            if (rc == 0)
-                rc = wb_load_wait(&r[0], MPI_STATUS_IGNORE, deadline, 0, "clock probe to a worker");
-            if (rc == 0)
-                rc = wb_load_wait(&r[1], MPI_STATUS_IGNORE, deadline, 0, "clock probe answer from a worker");
-            double tb = wb_timer_now_s();
-            if (rc)
-                return fail(h, rc);
-            if (tb - ta < best_rtt) {
-                best_rtt = tb - ta;
-                h->offset_s[w] = pong.t[0] - 0.5 * (ta + tb);
-            }
-        }
-    }
-    return 0;
+    struct wb_comm_clock k = {h->c->comm, WB_LOAD_TAG_PING, WB_LOAD_TAG_PONG, WB_LOAD_NPING};
+    int rc = wb_comm_clock_offsets(&k, 1, h->c->nworkers, 30.0, h->offset_s);
+    return rc ? fail(h, rc) : 0;
 }
 
 static int setup(struct head *h, struct wb_load_ctx *c, struct wb_load_step *s)
@@ -539,7 +521,7 @@ static int shutdown_peers(struct head *h)
         rc = rc ? rc : send_msg(h, h->c->first_client_rank + k, WB_LOAD_TAG_CTRL, &m);
     }
     double deadline = wb_timer_now_s() + h->c->grace_s;
-    struct wb_load_idle idle = {0, h->c->poll_s};
+    struct wb_timer_backoff idle = {0, h->c->poll_s};
     while (h->ops.n > 0) {
         int done = 0;
         int trc = wb_load_ops_test(&h->ops, NULL, NULL, &done);
@@ -550,9 +532,30 @@ static int shutdown_peers(struct head *h)
         if (wb_timer_now_s() > deadline)
             return wb_error_set(WB_ETIMEOUT, "load step s%03d: %d messages to workers or clients were never taken",
                                 h->s->index, h->ops.n);
-        wb_load_idle_wait(&idle, deadline);
+        wb_timer_backoff_wait(&idle, deadline);
     }
     return rc;
+}
+
+/* After the step's loop: the last times, open requests marked, peers told, the records handed to s. */
+static int finish_step(struct head *h, struct wb_load_step *s)
+{
+    wb_report_progress_end();
+    s->t_end_s = now_rel(h);
+    if (!h->head_source)
+        for (int64_t i = 0; i < h->n; i++)
+            if (h->recs[i].t_submit > s->t_last_submit_s)
+                s->t_last_submit_s = h->recs[i].t_submit;
+    /* Anything still open after an error never finished. */
+    for (int64_t i = 0; i < h->n; i++)
+        if (h->recs[i].status == WB_LOAD_PENDING && h->rc)
+            h->recs[i].status = WB_LOAD_UNFINISHED;
+    int src = shutdown_peers(h);
+    s->recs = h->recs;
+    s->nrecs = h->n;
+    h->recs = NULL;
+    teardown(h);
+    return h->rc ? h->rc : src;
 }
 
 int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
@@ -569,7 +572,7 @@ int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
     }
     h.t0 = wb_timer_now_s();
     s->t_last_submit_s = 0;
-    struct wb_load_idle idle = {0, c->poll_s};
+    struct wb_timer_backoff idle = {0, c->poll_s};
     double next_progress = 0.5;
     for (;;) {
         double now = now_rel(&h);
@@ -620,26 +623,11 @@ int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
             next_progress = now + 0.5;
         }
         if (activity) {
-            wb_load_idle_reset(&idle);
+            wb_timer_backoff_reset(&idle);
         } else {
             double wake = h.head_source && !h.stopping ? h.t0 + wb_load_source_next_s(&h.src) : INFINITY;
-            wb_load_idle_wait(&idle, wake);
+            wb_timer_backoff_wait(&idle, wake);
         }
     }
-    wb_report_progress_end();
-    s->t_end_s = now_rel(&h);
-    if (!h.head_source)
-        for (int64_t i = 0; i < h.n; i++)
-            if (h.recs[i].t_submit > s->t_last_submit_s)
-                s->t_last_submit_s = h.recs[i].t_submit;
-    /* Anything still open after an error never finished. */
-    for (int64_t i = 0; i < h.n; i++)
-        if (h.recs[i].status == WB_LOAD_PENDING && h.rc)
-            h.recs[i].status = WB_LOAD_UNFINISHED;
-    int src = shutdown_peers(&h);
-    s->recs = h.recs;
-    s->nrecs = h.n;
-    h.recs = NULL;
-    teardown(&h);
-    return h.rc ? h.rc : src;
+    return finish_step(&h, s);
 }

@@ -46,7 +46,7 @@ struct wb_load_msg {
     int64_t id;      /* request: client rank's sequence number; job/result: head's record index */
     int64_t client;  /* logical client */
     int64_t nbytes;  /* bytes of the data message that follows; 0 none */
-    double t[4];     /* reply: -; result: worker's recv, send, compute, fft seconds; pong: worker's clock */
+    double t[4];     /* reply: -; result: worker's recv, send, compute, fft seconds */
 };
 
 struct wb_load_fail {
@@ -166,19 +166,6 @@ void *wb_load_pool_get(struct wb_load_pool *p);
 void wb_load_pool_put(struct wb_load_pool *p, void *buf);
 void wb_load_pool_destroy(struct wb_load_pool *p);
 
-/* Idle pause: grows from 10 us to max_s while nothing happens, reset by activity. */
-struct wb_load_idle {
-    double cur_s, max_s;
-};
-void wb_load_idle_reset(struct wb_load_idle *i);
-/* Sleep at most until until_abs_s (wb_timer_now_s time). */
-void wb_load_idle_wait(struct wb_load_idle *i, double until_abs_s);
-/* Sleep for s seconds (nanosleep). */
-void wb_load_sleep_s(double s);
-
-/* Wait for r with a deadline (wb_timer_now_s time). 0, WB_EMPI or WB_ETIMEOUT naming what. */
-int wb_load_wait(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what);
-
 /* Send or receive nbytes with c's communicator and wait until deadline (wb_timer_now_s time). */
 int wb_load_isend_wait(struct wb_load_ctx *c, const void *buf, int64_t nbytes, int dest, int tag, double deadline,
                        const char *what);
@@ -196,5 +183,37 @@ uint64_t wb_load_rng_seed(uint64_t seed, uint64_t a, uint64_t b);
 int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s);
 int wb_load_worker_step(struct wb_load_ctx *c, const struct wb_load_step *s);
 int wb_load_client_step(struct wb_load_ctx *c, const struct wb_load_step *s);
+
+/* Why a step failed, on rank 0, and the names the file and table use. */
+enum wb_load_reason { WB_LOAD_R_NONE = 0, WB_LOAD_R_LATENCY, WB_LOAD_R_REJECTIONS, WB_LOAD_R_THROUGHPUT };
+extern const char *const wb_load_reason_names[];
+
+/* A step's outcome, on rank 0. */
+struct wb_load_stats {
+    int index;
+    double load, rate_rps;
+    int clients;
+    int64_t submitted, done, rejected, unfinished, measured, measured_done, done_in_window;
+    double window_start_s, window_end_s;
+    double offered_rps, submitted_rps, completed_rps;
+    double p50_s, p95_s, p99_s, max_s, mean_s;
+    int timed_out, pass, reason;
+    char detail[128];
+    int64_t mismatches;
+    double t_end_s;
+};
+
+static inline int wb_load_closed_loop(const struct wb_load_opts *t) { return t->loop == WB_LOAD_CLOSED; }
+
+struct wb_results;
+struct wb_load_ctx;
+struct wb_load_step;
+
+/* bench_load_write.c. Collective: step s's attributes and records under /load/sNNN, then a flush. */
+int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                       const struct wb_load_stats *st);
+/* Collective: the /load attributes: steps, stop reason, saturation and first failure (sat, ff: indexes or -1). */
+int wb_load_write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct wb_load_stats *st, int n,
+                          int sat, int ff, const char *stop_reason, int ramp);
 
 #endif

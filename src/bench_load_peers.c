@@ -28,7 +28,7 @@ static int inject_fault(struct wb_load_ctx *c)
     if (fault && !strcmp(fault, "load-worker-fail") && jobs == 3)
         return wb_error_set(WB_EFFTW, "injected fault: worker %d could not compute job %d", c->rank, jobs);
     if (fault && !strcmp(fault, "load-worker-hang") && jobs == 3)
-        wb_load_sleep_s(3600);
+        wb_timer_sleep_s(3600);
     if (fault && !strcmp(fault, "load-corrupt") && jobs == 2)
         ((unsigned char *)c->res_buf)[0] ^= 0x40;
     return 0;
@@ -50,7 +50,7 @@ static int compute(struct wb_load_ctx *c, double *t_fft_s)
         *t_fft_s += tf;
     }
     if (t->service_delay_ms > 0)
-        wb_load_sleep_s(t->service_delay_ms * 1e-3);
+        wb_timer_sleep_s(t->service_delay_ms * 1e-3);
 #ifdef WB_TEST_FAULTS
     return inject_fault(c);
 #else
@@ -60,21 +60,13 @@ static int compute(struct wb_load_ctx *c, double *t_fft_s)
 
 int wb_load_worker_step(struct wb_load_ctx *c, const struct wb_load_step *s)
 {
-    double deadline = wb_timer_now_s() + 120.0;
-    int rc = 0;
-    for (int p = 0; p < WB_LOAD_NPING && rc == 0; p++) {
-        struct wb_load_msg ping, pong = {.step = s->index};
-        rc = wb_load_irecv_wait(c, &ping, (int64_t)sizeof ping, 0, WB_LOAD_TAG_PING, deadline, MPI_STATUS_IGNORE,
-                        "clock probe from the head");
-        pong.t[0] = wb_timer_now_s();
-        if (rc == 0)
-            rc = wb_load_isend_wait(c, &pong, (int64_t)sizeof pong, 0, WB_LOAD_TAG_PONG, deadline, "clock probe answer");
-    }
+    struct wb_comm_clock k = {c->comm, WB_LOAD_TAG_PING, WB_LOAD_TAG_PONG, WB_LOAD_NPING};
+    int rc = wb_comm_clock_answer(&k, 0, 120.0, c->poll_s);
     if (rc == 0)
         rc = wb_load_start_barrier(c);
     if (rc)
         return rc;
-    deadline = wb_timer_now_s() + s->timeout_s + c->grace_s + 30.0;
+    double deadline = wb_timer_now_s() + s->timeout_s + c->grace_s + 30.0;
     int failed = 0;
     for (;;) {
         struct wb_load_msg m;
@@ -107,9 +99,9 @@ int wb_load_worker_step(struct wb_load_ctx *c, const struct wb_load_step *s)
             rc = wb_comm_check(MPI_Isend(c->res_buf, (int)c->res_bytes, MPI_BYTE, 0, WB_LOAD_TAG_RESULT_DATA, c->comm,
                                          &r[1]), "MPI_Isend (result)");
         if (rc == 0)
-            rc = wb_load_wait(&r[0], MPI_STATUS_IGNORE, deadline, c->poll_s, "send a result header");
+            rc = wb_comm_wait_until(&r[0], MPI_STATUS_IGNORE, deadline, c->poll_s, "send a result header");
         if (rc == 0)
-            rc = wb_load_wait(&r[1], MPI_STATUS_IGNORE, deadline, c->poll_s, "send a result");
+            rc = wb_comm_wait_until(&r[1], MPI_STATUS_IGNORE, deadline, c->poll_s, "send a result");
         if (rc)
             return rc;
     }
@@ -264,7 +256,7 @@ int wb_load_client_step(struct wb_load_ctx *c, const struct wb_load_step *s)
     }
     k.t0 = wb_timer_now_s();
     double deadline = k.t0 + s->timeout_s + c->grace_s + 30.0;
-    struct wb_load_idle idle = {0, c->poll_s};
+    struct wb_timer_backoff idle = {0, c->poll_s};
     for (;;) {
         double now = wb_timer_now_s() - k.t0;
         int activity = 0, client, ndone = 0;
@@ -291,9 +283,9 @@ int wb_load_client_step(struct wb_load_ctx *c, const struct wb_load_step *s)
             break;
         }
         if (activity)
-            wb_load_idle_reset(&idle);
+            wb_timer_backoff_reset(&idle);
         else
-            wb_load_idle_wait(&idle, k.stop ? INFINITY : k.t0 + wb_load_source_next_s(&k.src));
+            wb_timer_backoff_wait(&idle, k.stop ? INFINITY : k.t0 + wb_load_source_next_s(&k.src));
     }
     wb_load_ops_free(&k.ops);
     wb_load_source_free(&k.src);

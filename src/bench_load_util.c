@@ -256,55 +256,12 @@ void wb_load_pool_destroy(struct wb_load_pool *p)
     p->nfree = p->cap = 0;
 }
 
-void wb_load_sleep_s(double s)
-{
-    if (!(s > 0))
-        return;
-    struct timespec ts;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0) {
-    }
-}
-
-void wb_load_idle_reset(struct wb_load_idle *i) { i->cur_s = 0; }
-
-void wb_load_idle_wait(struct wb_load_idle *i, double until_abs_s)
-{
-    if (i->max_s <= 0)
-        return;
-    i->cur_s = i->cur_s > 0 ? fmin(2 * i->cur_s, i->max_s) : fmin(10e-6, i->max_s);
-    double s = i->cur_s;
-    if (isfinite(until_abs_s))
-        s = fmin(s, until_abs_s - wb_timer_now_s());
-    wb_load_sleep_s(s);
-}
-
-int wb_load_wait(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what)
-{
-    struct wb_load_idle idle = {0, poll_s};
-    MPI_Status ignored;
-    for (;;) {
-        int flag = 0;
-        int rc = wb_comm_check(MPI_Test(r, &flag, st ? st : &ignored), what);
-        if (rc || flag)
-            return rc;
-        if (wb_timer_now_s() > deadline_abs_s) {
-            /* Cancel, so that a late message cannot land in a buffer the caller is about to give up. */
-            MPI_Cancel(r);
-            MPI_Request_free(r);
-            return wb_error_set(WB_ETIMEOUT, "%s: no answer in time; a rank stopped responding", what);
-        }
-        wb_load_idle_wait(&idle, deadline_abs_s);
-    }
-}
-
 int wb_load_isend_wait(struct wb_load_ctx *c, const void *buf, int64_t nbytes, int dest, int tag, double deadline,
                        const char *what)
 {
     MPI_Request r;
     int rc = wb_comm_check(MPI_Isend(buf, (int)nbytes, MPI_BYTE, dest, tag, c->comm, &r), what);
-    return rc ? rc : wb_load_wait(&r, MPI_STATUS_IGNORE, deadline, c->poll_s, what);
+    return rc ? rc : wb_comm_wait_until(&r, MPI_STATUS_IGNORE, deadline, c->poll_s, what);
 }
 
 int wb_load_irecv_wait(struct wb_load_ctx *c, void *buf, int64_t nbytes, int src, int tag, double deadline,
@@ -312,7 +269,7 @@ int wb_load_irecv_wait(struct wb_load_ctx *c, void *buf, int64_t nbytes, int src
 {
     MPI_Request r;
     int rc = wb_comm_check(MPI_Irecv(buf, (int)nbytes, MPI_BYTE, src, tag, c->comm, &r), what);
-    return rc ? rc : wb_load_wait(&r, st, deadline, c->poll_s, what);
+    return rc ? rc : wb_comm_wait_until(&r, st, deadline, c->poll_s, what);
 }
 
 int wb_load_start_barrier(struct wb_load_ctx *c)
@@ -320,5 +277,5 @@ int wb_load_start_barrier(struct wb_load_ctx *c)
     MPI_Request bar;
     int rc = wb_comm_check(MPI_Ibarrier(c->comm, &bar), "MPI_Ibarrier (load step start)");
     /* The head probes every worker's clock first, which may take a while on a slow network. */
-    return rc ? rc : wb_load_wait(&bar, MPI_STATUS_IGNORE, wb_timer_now_s() + 120.0, c->poll_s, "load step start");
+    return rc ? rc : wb_comm_wait_until(&bar, MPI_STATUS_IGNORE, wb_timer_now_s() + 120.0, c->poll_s, "load step start");
 }

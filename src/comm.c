@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "comm.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "error.h"
 #include "sysinfo.h"
+#include "timer.h"
 
 static MPI_Comm world = MPI_COMM_NULL;
 static int my_rank, nranks = 1;
@@ -31,15 +33,16 @@ int wb_comm_init(int *argc, char ***argv)
     return rc;
 }
 
-void wb_comm_finalize(void)
+int wb_comm_finalize(void)
 {
-    if (world != MPI_COMM_NULL)
-        MPI_Comm_free(&world);
-    MPI_Finalize();
+    int rc = world != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&world), "MPI_Comm_free") : 0;
+    int frc = wb_comm_check(MPI_Finalize(), "MPI_Finalize");
+    return rc ? rc : frc;
 }
 
 _Noreturn void wb_comm_abort(int exit_status)
 {
+    /* Nothing is left to report a failed MPI_Abort to: leaving this process is the fallback. */
     MPI_Abort(MPI_COMM_WORLD, exit_status);
     _exit(exit_status);
 }
@@ -204,12 +207,12 @@ int wb_comm_shm_group_init(struct wb_comm_shm_group *g)
     return wb_comm_agree(rc);
 }
 
-void wb_comm_shm_group_free(struct wb_comm_shm_group *g)
+int wb_comm_shm_group_free(struct wb_comm_shm_group *g)
 {
-    if (g->node != MPI_COMM_NULL)
-        MPI_Comm_free(&g->node);
+    int rc = g->node != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&g->node), "MPI_Comm_free (node)") : 0;
     free(g->mapped);
     g->mapped = NULL;
+    return rc;
 }
 
 int wb_comm_shm_alloc(struct wb_comm_shm *b, const struct wb_comm_shm_group *g, int64_t bytes)
@@ -287,5 +290,83 @@ int wb_comm_library_version(char *out, size_t cap)
     int rc = wb_comm_check(MPI_Get_library_version(text, &len), "MPI_Get_library_version");
     text[strcspn(text, "\n")] = '\0';
     snprintf(out, cap, "%s", text);
+    return rc;
+}
+
+int wb_comm_wait_until(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what)
+{
+    struct wb_timer_backoff idle = {0, poll_s};
+    MPI_Status ignored;
+    for (;;) {
+        int flag = 0;
+        int rc = wb_comm_check(MPI_Test(r, &flag, st ? st : &ignored), what);
+        if (rc || flag)
+            return rc;
+        if (wb_timer_now_s() > deadline_abs_s) {
+            rc = wb_comm_check(MPI_Cancel(r), "MPI_Cancel");
+            rc = rc ? rc : wb_comm_check(MPI_Request_free(r), "MPI_Request_free");
+            if (rc)
+                return rc;
+            return wb_error_set(WB_ETIMEOUT, "%s: no answer in time; a rank stopped responding", what);
+        }
+        wb_timer_backoff_wait(&idle, deadline_abs_s);
+    }
+}
+
+/* One probe of peer: the round trip and the offset it suggests. */
+static int clock_probe(const struct wb_comm_clock *k, int peer, double timeout_s, double *rtt_s, double *offset_s)
+{
+    double ping = 0, pong = 0;
+    MPI_Request r[2];
+    double deadline = wb_timer_now_s() + timeout_s;
+    int rc = wb_comm_check(MPI_Irecv(&pong, 1, MPI_DOUBLE, peer, k->tag_pong, k->comm, &r[1]),
+                           "MPI_Irecv (clock probe)");
+    if (rc)
+        return rc;
+    double ta = wb_timer_now_s();
+    rc = wb_comm_check(MPI_Isend(&ping, 1, MPI_DOUBLE, peer, k->tag_ping, k->comm, &r[0]), "MPI_Isend (clock probe)");
+    if (rc == 0)
+        rc = wb_comm_wait_until(&r[0], MPI_STATUS_IGNORE, deadline, 0, "clock probe to a peer");
+    if (rc == 0)
+        rc = wb_comm_wait_until(&r[1], MPI_STATUS_IGNORE, deadline, 0, "clock probe answer from a peer");
+    double tb = wb_timer_now_s();
+    *rtt_s = tb - ta;
+    *offset_s = pong - 0.5 * (ta + tb);
+    return rc;
+}
+
+int wb_comm_clock_offsets(const struct wb_comm_clock *k, int first, int n, double timeout_s, double *offset_s)
+{
+    for (int i = 0; i < n; i++) {
+        double best_rtt = INFINITY;
+        offset_s[i] = 0;
+        for (int p = 0; p < k->nprobe; p++) {
+            double rtt, off;
+            int rc = clock_probe(k, first + i, timeout_s, &rtt, &off);
+            if (rc)
+                return rc;
+            if (rtt < best_rtt) {
+                best_rtt = rtt;
+                offset_s[i] = off;
+            }
+        }
+    }
+    return 0;
+}
+
+int wb_comm_clock_answer(const struct wb_comm_clock *k, int root, double timeout_s, double poll_s)
+{
+    double deadline = wb_timer_now_s() + timeout_s;
+    int rc = 0;
+    for (int p = 0; p < k->nprobe && rc == 0; p++) {
+        double ping, pong;
+        MPI_Request r;
+        rc = wb_comm_check(MPI_Irecv(&ping, 1, MPI_DOUBLE, root, k->tag_ping, k->comm, &r), "MPI_Irecv (clock probe)");
+        rc = rc ? rc : wb_comm_wait_until(&r, MPI_STATUS_IGNORE, deadline, poll_s, "clock probe from the root");
+        pong = wb_timer_now_s();
+        rc = rc ? rc : wb_comm_check(MPI_Isend(&pong, 1, MPI_DOUBLE, root, k->tag_pong, k->comm, &r),
+                                     "MPI_Isend (clock probe)");
+        rc = rc ? rc : wb_comm_wait_until(&r, MPI_STATUS_IGNORE, deadline, poll_s, "clock probe answer");
+    }
     return rc;
 }

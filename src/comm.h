@@ -9,8 +9,8 @@
 /* Start MPI with errors returned, not fatal. Collective over MPI_COMM_WORLD. 0 or WB_EMPI. */
 int wb_comm_init(int *argc, char ***argv);
 
-/* Finish MPI. Collective. */
-void wb_comm_finalize(void);
+/* Finish MPI. Collective. 0 or WB_EMPI. */
+int wb_comm_finalize(void);
 
 /* Stop every rank with this exit status (after printing has been done). Not collective. */
 _Noreturn void wb_comm_abort(int exit_status);
@@ -80,8 +80,8 @@ struct wb_comm_shm_group {
  * agreed on every rank. Free with wb_comm_shm_group_free. */
 int wb_comm_shm_group_init(struct wb_comm_shm_group *g);
 
-/* Local: free the node communicator and the table; safe on a zeroed g. */
-void wb_comm_shm_group_free(struct wb_comm_shm_group *g);
+/* Local: free the node communicator and the table; safe on a zeroed g. 0 or WB_EMPI. */
+int wb_comm_shm_group_free(struct wb_comm_shm_group *g);
 
 /* A buffer world rank 0 owns in an MPI shared-memory window, mapped by the ranks of its node. */
 struct wb_comm_shm {
@@ -109,6 +109,27 @@ int wb_comm_gather_hosts(struct wb_host **all, int *nnodes);
 
 /* Local: the first line of MPI_Get_library_version into out[cap]. 0 or WB_EMPI. */
 int wb_comm_library_version(char *out, size_t cap);
+
+/* Local: wait for r until deadline_abs_s (wb_timer_now_s time), polling with a back-off up to poll_s
+ * (0 spins). On time-out r is cancelled, so a late message cannot land in a buffer the caller gives
+ * up. 0, WB_EMPI or WB_ETIMEOUT naming what. */
+int wb_comm_wait_until(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what);
+
+/* How clock probes travel: on comm, root sends tag_ping and the peer answers tag_pong with its clock. */
+struct wb_comm_clock {
+    MPI_Comm comm;
+    int tag_ping, tag_pong;
+    int nprobe;                 /* probes per peer; the shortest round trip gives the offset */
+};
+
+/* Point-to-point, on the root: the clock offset (peer's wb_timer_now_s minus the root's) of each rank
+ * first..first+n-1 of k->comm into offset_s[n]. Spins while it waits; a probe unanswered after
+ * timeout_s gives WB_ETIMEOUT. Each peer calls wb_comm_clock_answer at the same time. */
+int wb_comm_clock_offsets(const struct wb_comm_clock *k, int first, int n, double timeout_s, double *offset_s);
+
+/* Point-to-point, on a peer: answer k->nprobe probes from root, within timeout_s in all, polling
+ * with a back-off up to poll_s. 0, WB_EMPI or WB_ETIMEOUT. */
+int wb_comm_clock_answer(const struct wb_comm_clock *k, int root, double timeout_s, double poll_s);
 
 /* Collective barrier on the world communicator. */
 int wb_comm_barrier(void);

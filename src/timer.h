@@ -11,6 +11,18 @@ double wb_timer_now_s(void);
  * smallest step actually observed. Measured once, then cached. Local. */
 double wb_timer_tick_s(void);
 
+/* Sleep for s seconds (nanosleep, resumed after signals); nothing for s <= 0. Local. */
+void wb_timer_sleep_s(double s);
+
+/* An idle pause for polling loops: grows from 10 us to max_s while nothing happens; max_s 0 spins. */
+struct wb_timer_backoff {
+    double cur_s, max_s;
+};
+/* Start again from the shortest pause (after activity). Local. */
+void wb_timer_backoff_reset(struct wb_timer_backoff *b);
+/* Sleep the next pause, but not past until_abs_s (wb_timer_now_s time). Local. */
+void wb_timer_backoff_wait(struct wb_timer_backoff *b, double until_abs_s);
+
 /* Statistics of a sample; NaN entries are ignored. */
 struct wb_stats {
     size_t n;
