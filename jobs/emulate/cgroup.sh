@@ -6,10 +6,6 @@
 
 cg_root=${WB_EMULATE_CGROUP:-/sys/fs/cgroup}
 cg_group=wulfbench-emulate
-# A short period, so that even a few milliseconds of work run at the share
-# (with 100 ms a 5 ms repetition fitted in one period's quota at full speed).
-cg_period_us=5000
-
 # cg_version: 2 when cg_root is a unified (v2) hierarchy, else 1.
 cg_version() { if [[ -f $cg_root/cgroup.controllers ]]; then echo 2; else echo 1; fi; }
 
@@ -73,15 +69,21 @@ cg_make() {
 # cg_node_dir NODE CONTROLLER: the group of NODE under CONTROLLER.
 cg_node_dir() { echo "$(cg_ctl_dir "$2")/$cg_group/$1"; }
 
-# cg_set_cpu NODE SHARE SLOTS: SHARE of one core per slot (CFS quota).
+# cg_set_cpu NODE SHARE SLOTS: SHARE of one core per slot (CFS quota). The
+# quota is the kernel's smallest, 1 ms per slot, and the period 1 ms/SHARE,
+# so that even a millisecond of work runs at the share: with a 100 ms period
+# a short repetition fits in one period's quota and runs at full speed.
 cg_set_cpu() {
-    local dir quota
+    local dir quota period
     dir=$(cg_node_dir "$1" cpu)
-    quota=$(awk -v s="$2" -v n="$3" -v p="$cg_period_us" 'BEGIN { q = int(s * n * p + 0.5); if (q < 1000) q = 1000; print q }')
+    quota=$((1000 * $3))
+    period=$(awk -v s="$2" 'BEGIN { p = int(1000 / s + 0.5); if (p > 1000000) p = 1000000; print p }')
     if [[ $(cg_version) == 2 ]]; then
-        echo "$quota $cg_period_us" >"$dir/cpu.max"
+        echo "$quota $period" >"$dir/cpu.max"
     else
-        echo "$cg_period_us" >"$dir/cpu.cfs_period_us"
+        # The period may only shrink below the quota once the quota is off.
+        echo -1 >"$dir/cpu.cfs_quota_us"
+        echo "$period" >"$dir/cpu.cfs_period_us"
         echo "$quota" >"$dir/cpu.cfs_quota_us"
     fi
 }
