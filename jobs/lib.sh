@@ -2,6 +2,7 @@
 # messages, the binary, labels and file names, root, modules, node counts.
 # Source it after setting wb_name (the prefix of every message).
 # shellcheck shell=bash
+# shellcheck disable=SC2154 # wb_name and cmd are set by the sourcing script
 
 wb_jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

@@ -4,7 +4,7 @@
 #     directions of every link shaped), against the line rate;
 #  2. on pi3 links, 2 and 4 nodes, --result spectra and peaks: fft t_total of the 16-file
 #     point over the full-duplex bound max(link out, link in) / 12.5 MB/s, for
-#     --schedule pipelined and phased side by side (and dynamic), medians over runs;
+#     --schedule pipelined and phased side by side (and static, dynamic), medians over runs;
 #  3. a forecast run set: the 16-file point at 1, 2, 4 and 8 nodes with --cpu-share, kept
 #     under $RESULTS/bench-cluster/ for the analysis to fit on 1, 2, 4 and check on 8.
 # Usage: tests/bench/cluster_bench.sh [PROFILE...]   (default: pi3 pi3plus pi4)
@@ -71,7 +71,8 @@ printf '%-6s %-8s %-10s %10s %10s %10s %12s\n' "# nodes" result schedule out_MB 
 $CL up 4 --link pi3 >/dev/null
 for n in "${fft_nodes[@]}"; do
   for result in spectra peaks; do
-    for sched in pipelined phased dynamic; do
+    # static: the one static schedule of a wulfbench older than pipelined/phased.
+    for sched in pipelined phased static dynamic; do
       files=()
       for r in $(seq 1 "$runs"); do
         f=$tmp/fft-$n-$result-$sched-$r.h5
