@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # Debian packages this test needs (installed when missing and run as root).
-PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py"
+PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py time"
 
 usage() {
     cat <<EOF

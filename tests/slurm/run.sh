@@ -402,6 +402,33 @@ if id=$(MODULESHOME=$tmp/modules WB_MODULES="badmod" submit badmod -n 1 jobs/slu
     fi
 fi
 
+# Installed with 'make install PREFIX=P' and submitted from elsewhere, with
+# no WB_BIN: the spool copy finds P/share/wulfbench/jobs/lib.sh and
+# P/bin/wulfbench through PATH.
+prefix=$tmp/prefix
+if make -C "$repo" --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1; then
+    mkdir -p "$tmp/elsewhere"
+    if id=$(cd "$tmp/elsewhere" && env -u WB_BIN -u WB_RESULTS PATH="$prefix/bin:$PATH" WB_LABEL=inst \
+        sbatch --parsable --output="$tmp/installed-%j.out" -n 1 "$prefix/share/wulfbench/jobs/slurm/wulfbench.sbatch" \
+        fft "${small_fft[@]}" 2>&1); then
+        id=${id%%;*}
+        jobs_submitted+=("$id")
+        res=$(wait_job "$id")
+        f=$(first_file "$tmp/elsewhere/results/inst_n1_fft_*_job$id.h5")
+        if [[ $res == "COMPLETED 0:0" && -n $f ]] && grep -q "$prefix/bin/wulfbench" "$tmp/installed-$id.out" &&
+            check_h5 "$f" 1 >/dev/null; then
+            pass "installed under a PREFIX, submitted from another folder: job $id ran $prefix/bin/wulfbench"
+        else
+            fail "installed wulfbench.sbatch: job $id ended $res, file '${f:-none}'"
+            show_log installed "$id"
+        fi
+    else
+        fail "installed wulfbench.sbatch: sbatch refused: $id"
+    fi
+else
+    fail "make install PREFIX=$prefix: $(tail -2 "$tmp/install.log" | tr '\n' ' ')"
+fi
+
 if srun --mpi=list 2>&1 | grep -qw pmix; then
     WB_LAUNCHER=srun WB_LABEL=srun run_job srun-pmix "$results/srun_n1_transfer_*_job*.h5" 2 -n 2 \
         jobs/slurm/wulfbench.sbatch transfer "${small_transfer[@]}"
