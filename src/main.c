@@ -128,8 +128,9 @@ int main(int argc, char **argv)
         wb_comm_finalize();
         return wb_error_exit_status(rc);
     }
-    if (o.cmd == WB_CMD_INFO) {
-        rc = wb_comm_agree(run_info());
+    int no_file = o.cmd == WB_CMD_TRANSFER && wb_transfer_opts_no_file(&o.transfer);
+    if (o.cmd == WB_CMD_INFO || no_file) {
+        rc = wb_comm_agree(no_file ? wb_bench_transfer_run(&o, NULL) : run_info());
         if (rc)
             wb_report_error("%s", wb_error_message());
         wb_options_free(&o);
@@ -163,9 +164,11 @@ int main(int argc, char **argv)
         if (rank == 0 && !crc && !kept)
             snprintf(path + strlen(path), sizeof path - strlen(path), ".partial");
         if (rank == 0 && !crc && access(path, F_OK) == 0) {
-            printf("# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
-                                              : kept ? "" : " (incomplete: the run failed)");
-            fflush(stdout);
+            /* transfer --format csv|json keeps stdout for the document. */
+            FILE *out = o.cmd == WB_CMD_TRANSFER && o.transfer.format != WB_TRANSFER_FMT_TABLE ? stderr : stdout;
+            fprintf(out, "# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
+                                                   : kept ? "" : " (incomplete: the run failed)");
+            fflush(out);
         }
     } else {
         wb_report_error("%s", wb_error_message());
