@@ -386,7 +386,7 @@ static int finish_test(struct wb_transfer_run *r, struct wb_transfer_test_run *t
     sm.med_n = tr->def->kind == WB_TRANSFER_KIND_COLL ? (size_t)sm.S : (size_t)sm.S * sm.C;
     int rc = wb_comm_agree(r->rank == 0 ? wb_transfer_summarize(r, tr, &sm) : 0);
     if (rc == 0 && r->rank == 0) {
-        int map = tr->def->kind == WB_TRANSFER_KIND_P2P && tr->nunits > 1;
+        int map = tr->def->kind == WB_TRANSFER_KIND_P2P && (tr->nunits > 1 || tr->shifted);
         if (tr->shifted) {
             wb_transfer_print_shift(r, tr, &sm, sm.node_ratio);
         } else {

@@ -400,8 +400,8 @@ int wb_transfer_plan_reps(struct wb_transfer_run *r, const struct wb_transfer_te
         double pace = (now - r->t_measure_s) / done, left = p->budget_s - (now - r->t_start_s);
         double need = (total - done) * pace;
         if (need > left) {
-            int m = (int)(n * fmax(left, 0) / need);
-            m = m < 1 ? 1 : m;
+            int m = (int)(n * fmax(left, 0) / need), floor = p->reps_floor < n ? p->reps_floor : n;
+            m = m < floor ? floor : m;
             if (m < n) {
                 n = m;
                 r->runtime_cut = 1;

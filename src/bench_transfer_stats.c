@@ -95,7 +95,7 @@ static void maps(const struct wb_transfer_run *r, const struct wb_transfer_test_
     int n = r->nranks, C = sm->C;
     for (size_t i = 0; i < (size_t)n * n; i++)
         sm->lat_m[i] = sm->bw_m[i] = NAN;
-    for (int p = 0; tr->def->kind == WB_TRANSFER_KIND_P2P && tr->nunits > 1 && p < tr->npairs; p++) {
+    for (int p = 0; tr->def->kind == WB_TRANSFER_KIND_P2P && (tr->nunits > 1 || tr->shifted) && p < tr->npairs; p++) {
         size_t at = (size_t)tr->pairs[p][0] * n + tr->pairs[p][1];
         sm->lat_m[at] = sm->t_med[(size_t)sm->s_lat * C + p];
         sm->bw_m[at] = sm->bw[(size_t)sm->s_bw * C + p];
@@ -260,6 +260,14 @@ static int write_map(struct wb_transfer_run *r, const struct wb_transfer_test_ru
     W(wb_results_attr_i64(res, g, "bandwidth_bytes", tr->bytes[sm->s_bw]));
     W(wb_results_attr_str(res, g, "test", wb_transfer_test_name(tr->test)));
     if (tr->shifted) {
+        /* The raw samples too, so that the maps can be recomputed (pairs by round: r -> r+k). */
+        uint64_t dims[3] = {(uint64_t)sm->S, (uint64_t)sm->R, (uint64_t)sm->C}, pdims[2] = {(uint64_t)tr->npairs, 2};
+        snprintf(d, sizeof d, "%s/t", g);
+        W(wb_results_write_f64(res, d, 3, dims, sm->t, "s"));
+        snprintf(d, sizeof d, "%s/bytes", g);
+        W(wb_results_write_i64(res, d, 1, dims, tr->bytes, "bytes"));
+        snprintf(d, sizeof d, "%s/pairs", g);
+        W(wb_results_write_i32(res, d, 2, pdims, sm->ids, "1"));
         W(wb_results_attr_i64(res, g, "rounds", tr->nunits));
         snprintf(d, sizeof d, "%s/node_ratio", g);
         W(wb_results_write_f64(res, d, 1, kd, sm->node_ratio, "1"));
@@ -278,7 +286,7 @@ int wb_transfer_write_test(struct wb_transfer_run *r, const struct wb_transfer_t
     uint64_t dims[3] = {(uint64_t)sm->S, (uint64_t)sm->R, (uint64_t)sm->C};
     uint64_t pdims[2] = {(uint64_t)tr->npairs, 2}, odims[2] = {(uint64_t)tr->norders, (uint64_t)n};
     snprintf(g, sizeof g, "/transfer/%s", wb_transfer_test_name(tr->test));
-    int map = tr->def->kind == WB_TRANSFER_KIND_P2P && tr->nunits > 1;
+    int map = tr->def->kind == WB_TRANSFER_KIND_P2P && (tr->nunits > 1 || tr->shifted);
     if (!tr->shifted) {
         W(write_attrs(r, tr, g));
 #define DSET(name) (snprintf(d, sizeof d, "%s/%s", g, name), d)
