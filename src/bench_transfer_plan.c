@@ -308,7 +308,7 @@ static int fit_budget(struct wb_transfer_run *r)
         double least = plan_cost(p, 0, 1, 0) + p->probe_s;
         return wb_error_set(WB_EUSAGE,
                             "--time-budget %g s is too small: one repetition of each test at its smallest size "
-                            "takes about %.1f s here; give --time-budget %.0f or more, or fewer --tests or pairs",
+                            "takes about %.2g s here; give --time-budget %.0f or more, or fewer --tests or pairs",
                             p->budget_s, least, ceil(least * 1.2));
     }
     p->est_s = plan_cost(p, f, p->reps_floor, 1) + p->probe_s;

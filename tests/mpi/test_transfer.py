@@ -534,3 +534,19 @@ def test_sizes_beyond_memory_are_refused(tmp_path):
     assert r.returncode == 2, r.stdout + r.stderr
     lines = error_lines(r.stderr)
     assert len(lines) == 1 and "--sizes: alltoall needs about" in lines[0], r.stderr
+
+
+def test_pairs_shift_with_windows_is_validated(tmp_path):
+    out = tmp_path / "t.h5"
+    r = transfer(3, out, "--pairs", "shift", "--tests", "bw,bibw", "-m", "8,64k", "-i", "3", "--validate")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "FAILED" not in r.stdout
+    with h5py.File(out, "r") as f:
+        s = f["transfer/pairs_shift"]
+        # the maps come from the first p2p test; bibw runs in turn only
+        assert s.attrs["test"] == "bw" and f["transfer/pairs_all"].attrs["test"] == "bw"
+        t_med = np.median(s["t"][:], axis=1)
+        bw = s["bandwidth_Bps"][:]
+        for p, (a, b) in enumerate(s["pairs"][:].tolist()):
+            assert bw[a, b] == pytest.approx(65536 / t_med[1, p])
+        assert sorted(f["transfer"]) == ["bibw", "bw", "pairs_all", "pairs_shift"]
