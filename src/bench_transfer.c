@@ -552,6 +552,9 @@ static int run_all(struct wb_transfer_run *r)
         if (r->t->format == WB_TRANSFER_FMT_TABLE)
             wb_report_printf("\n");
     }
+    if (r->rank == 0 && rc == 0)
+        wb_transfer_say(r, "# elapsed: %.1f s, estimated %.1f s%s\n", wb_timer_now_s() - r->t_start_s, r->plan.est_s,
+                        r->runtime_cut ? "; repetitions were cut while running to keep to the budget" : "");
     if (r->rank == 0)
         wb_transfer_print_end(r);
     int wrc = wb_transfer_write_run(r);

@@ -329,6 +329,7 @@ def test_budget_cuts_repetitions_and_sizes(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^# estimate: \d+ s of the 3 s budget", r.stdout, re.M)
     assert "# cut to fit: repetitions cut to" in r.stdout
+    assert re.search(r"^# elapsed: [\d.]+ s, estimated [\d.]+ s", r.stdout, re.M)
     with h5py.File(out, "r") as f:
         g = f["transfer"]
         assert g.attrs["time_budget_s"] == 3 and g.attrs["estimated_s"] <= 3
