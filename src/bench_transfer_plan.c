@@ -480,10 +480,10 @@ void wb_transfer_plan_print(const struct wb_transfer_run *r)
                         reps, est);
     }
     if (p->budget_s > 0)
-        wb_transfer_say(r, "# estimate: %.0f s of the %.0f s budget (probe %.1f s)%s\n", p->est_s, p->budget_s,
+        wb_transfer_say(r, "# estimate: %.3g s of the %.3g s budget (probe %.2g s)%s\n", p->est_s, p->budget_s,
                         p->probe_s, t->dry_run ? "; dry run, nothing measured" : "");
     else
-        wb_transfer_say(r, "# estimate: %.0f s, no budget (probe %.1f s)%s\n", p->est_s, p->probe_s,
+        wb_transfer_say(r, "# estimate: %.3g s, no budget (probe %.2g s)%s\n", p->est_s, p->probe_s,
                         t->dry_run ? "; dry run, nothing measured" : "");
     if (*p->cuts)
         wb_transfer_say(r, "# cut to fit: %s\n", p->cuts);
