@@ -35,6 +35,7 @@ struct wb_transfer_plan {
     int map_test;               /* the p2p test whose pairs make the link maps, or -1 */
     double lat_s[2], bw_Bps[2]; /* probe: within rank 0's node [0] and to another node [1]; NaN if none */
     int probe_peer[2];
+    double barrier_s;           /* probe: mean time of one MPI_Barrier over every rank */
     double probe_s;             /* the probe's own duration */
     double est_s;               /* estimated duration of the measurements */
     double budget_s;            /* 0: none */

@@ -69,7 +69,11 @@ static int probe_pair(int peer, int bytes, int k, unsigned char *buf, double *t_
         if (j > 0)
             t[j - 1] = (wb_timer_now_s() - t0) / 2;
     }
-    *t_oneway_s = me == 0 ? wb_timer_median(t, (size_t)k) : NAN;
+    /* The mean, since a duration is a sum: a busy host's stalls count. */
+    double sum = 0;
+    for (int j = 0; j < k; j++)
+        sum += t[j];
+    *t_oneway_s = me == 0 ? sum / k : NAN;
     return wb_comm_agree(rc);
 }
 
@@ -94,6 +98,14 @@ static int probe(struct wb_transfer_run *r)
             rc = probe_pair(p->probe_peer[c], PROBE_LARGE_BYTES, PROBE_LARGE, buf, &large);
         p->lat_s[c] = small;
         p->bw_Bps[c] = PROBE_LARGE_BYTES / fmax(large - small, 1e-9);
+    }
+    if (rc == 0) {
+        /* Barriers as they run now: on a busy host their stalls dominate short points. */
+        double b0 = wb_timer_now_s();
+        for (int k = 0; k < PROBE_SMALL && rc == 0; k++)
+            rc = wb_comm_barrier();
+        p->barrier_s = (wb_timer_now_s() - b0) / PROBE_SMALL;
+        rc = wb_comm_agree(rc);
     }
     if (rc == 0 && r->nranks == 1) {
         /* One rank: collectives only, on this host's memory. */
@@ -126,7 +138,7 @@ static double rep_model(const struct wb_transfer_run *r, int test, int64_t bytes
     const struct wb_transfer_plan *p = &r->plan;
     double L = p->lat_s[c], B = p->bw_Bps[c], b = (double)bytes, n = r->nranks;
     double lg = n > 1 ? ceil(log2(n)) : 0, Lw = p->lat_s[link_of(r, -1, -1)], one = L + b / B;
-    double barrier = 2 * lg * Lw;
+    double barrier = fmax(2 * lg * Lw, p->barrier_s);
     int w = wb_transfer_window_at(r->t, bytes);
     switch (test) {
     case WB_TRANSFER_PINGPONG: {
@@ -193,7 +205,7 @@ static void plan_estimate(const struct wb_transfer_run *r, int test, int shifted
     const struct wb_transfer_testdef *def = &wb_transfer_tests[test];
     int n = r->nranks, seq = def->kind == WB_TRANSFER_KIND_P2P && !shifted && pt->units > 1;
     double lg = n > 1 ? ceil(log2(n)) : 0, Lw = r->plan.lat_s[link_of(r, -1, -1)];
-    double point_overhead = 8 * 2 * lg * Lw + 2e-4;
+    double point_overhead = 8 * fmax(2 * lg * Lw, r->plan.barrier_s) + 2e-4;
     for (int s = 0; s < pt->nsizes; s++) {
         int64_t b = pt->bytes[s];
         int first_link = def->kind == WB_TRANSFER_KIND_P2P && !shifted && t->pairs_mode == WB_TRANSFER_PAIRS_FIRST

@@ -470,7 +470,8 @@ def test_quiet_prints_no_tables(tmp_path):
 
 def test_timeout_keeps_what_was_measured(tmp_path):
     out = tmp_path / "t.h5"
-    r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:4M", "--time-per-size", "0.1", "--timeout", "0.5")
+    r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:4M", "--time-per-size", "0.1", "--timeout", "0.5",
+                 "--window-bytes", "4M")
     assert r.returncode == 4, r.stdout + r.stderr
     assert any("--timeout" in l for l in error_lines(r.stderr)), r.stderr
     path = out if out.exists() else Path(str(out) + ".partial")
