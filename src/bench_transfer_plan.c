@@ -97,7 +97,7 @@ static int probe(struct wb_transfer_run *r)
         if (rc == 0)
             rc = probe_pair(p->probe_peer[c], PROBE_LARGE_BYTES, PROBE_LARGE, buf, &large);
         p->lat_s[c] = small;
-        p->bw_Bps[c] = PROBE_LARGE_BYTES / fmax(large - small, 1e-9);
+        p->bw_Bps[c] = PROBE_LARGE_BYTES / (large > 2 * small ? large - small : large);
     }
     if (rc == 0) {
         /* Barriers as they run now: on a busy host their stalls dominate short points. */
