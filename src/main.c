@@ -20,7 +20,7 @@
 
 /* Until results.c takes the run's rc itself (wb_results_close(&res, rc)): the status and the verified
  * flag follow from rc, and rank 0 names the file that was kept. Collective. */
-static int results_close(struct wb_results **res, int rc)
+static int results_close(struct wb_results **res, int rc, FILE *out)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s", wb_results_path(*res));
@@ -30,9 +30,9 @@ static int results_close(struct wb_results **res, int rc)
     if (wb_comm_rank() == 0 && !crc && !kept)
         snprintf(path + strlen(path), sizeof path - strlen(path), ".partial");
     if (wb_comm_rank() == 0 && !crc && access(path, F_OK) == 0) {
-        printf("# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
-                                          : kept ? "" : " (incomplete: the run failed)");
-        fflush(stdout);
+        fprintf(out, "# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
+                                               : kept ? "" : " (incomplete: the run failed)");
+        fflush(out);
     }
     return crc;
 }
@@ -56,7 +56,9 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
 /* The subcommand, inside its result file when it has one. Collective. */
 static int run(struct wb_options *o)
 {
-    if (!o->sub->results_file)
+    int transfer = !strcmp(o->cmd_name, "transfer");
+    /* transfer --list and --dry-run measure nothing, so they make no file. */
+    if (!o->sub->results_file || (transfer && wb_transfer_opts_no_file(&o->transfer)))
         return wb_comm_agree(o->sub->run(o, NULL));
     wb_timer_tick_s();
     struct wb_run_info info = {o->cmd_name, o->common.label, o->command_line, o->common.seed, o->fft.baseline,
@@ -74,7 +76,9 @@ static int run(struct wb_options *o)
     /* The run's own error is the one to report; a close error only when the run went well. */
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", wb_error_message());
-    int crc = results_close(&res, rc);
+    /* transfer --format csv|json keeps stdout for the document. */
+    FILE *out = transfer && o->transfer.format != WB_TRANSFER_FMT_TABLE ? stderr : stdout;
+    int crc = results_close(&res, rc, out);
     if (rc)
         wb_error_set(rc, "%s", msg);
     return rc ? rc : crc;

@@ -5,13 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "error.h"
 #include "optparse.h"
 
 enum transfer_id {
     T_TESTS = 1, T_SIZES, T_ITERS, T_TIME_PER_SIZE, T_ITERS_MIN, T_ITERS_MAX, T_WINDOW, T_WINDOW_BYTES,
-    T_RANDOM_ORDERS, T_PAIRS, T_ROOT, T_VALIDATE
+    T_RANDOM_ORDERS, T_PAIRS, T_ROOT, T_VALIDATE, T_BUDGET, T_DRY_RUN, T_LIST, T_FULL, T_MEM, T_FORMAT,
+    T_PP_METHOD, T_DTYPE, T_OP
 };
 
 /* Most pairs in one --pairs LIST; each rank is in at most one pair. */
@@ -19,20 +21,34 @@ enum transfer_id {
 
 const struct wb_optdef wb_transfer_optdefs[] = {
     {"tests", 1, 0, T_TESTS, "LIST",
-     "tests (default all): pingpong, bw, bibw, ring (these need 2 ranks; skipped with 1), barrier, bcast, "
-     "scatter, gather, allgather, alltoall, reduce, allreduce; or all, p2p, collectives", NULL},
-    {"sizes", 1, 'm', T_SIZES, "LIST", "message sizes in bytes (default 1:4M; 1 B to 1 GiB)", NULL},
+     "tests (default all; with --pairs all or shift: pingpong,bw), any case, IMB's names too; "
+     "or all, p2p, collectives (see --list)", NULL},
+    {"sizes", 1, 'm', T_SIZES, "MAX|MIN:MAX|LIST",
+     "message sizes in bytes, powers of two as OSU reads -m (default 1:4M; with --pairs all or shift: "
+     "8,64k,1M); a list like 8,64k,1M is taken as given; 1 B to 1 GiB", NULL},
     {"iters", 1, 'i', T_ITERS, "N|auto", "recorded repetitions per size (default auto: fill --time-per-size)", NULL},
     {"time-per-size", 1, 0, T_TIME_PER_SIZE, "SECONDS", "time iters auto aims at per size and pair (default 0.2)", NULL},
     {"iters-min", 1, 0, T_ITERS_MIN, "N", "fewest repetitions iters auto picks (default 5)", NULL},
     {"iters-max", 1, 0, T_ITERS_MAX, "N", "most repetitions iters auto picks (default 1000)", NULL},
-    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw (default 64)", NULL},
-    {"window-bytes", 1, 0, T_WINDOW_BYTES, "SIZE",
-     "at most this many bytes in flight per window, each message in its own receive buffer; fewer "
-     "messages for big sizes (default 4M)", NULL},
+    {"time-budget", 1, 0, T_BUDGET, "SECONDS|none",
+     "the whole run: repetitions, then the largest sizes, are cut to fit the estimate (default 300)", NULL},
+    {"dry-run", 0, 0, T_DRY_RUN, NULL, "probe the link, print the plan and its estimated duration, and stop", NULL},
+    {"list", 0, 0, T_LIST, NULL, "print the tests and stop", NULL},
+    {"full", 0, 'f', T_FULL, NULL, "full statistics: stddev and batch columns, and a row per pair", NULL},
+    {"format", 1, 0, T_FORMAT, "table|csv|json", "stdout format (default table; csv and json put comments on stderr)", NULL},
+    {"mem-limit", 1, 'M', T_MEM, "SIZE", "message buffers per rank at most (default 80% of the host's free memory)", NULL},
+    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw, at every size (default 64)", NULL},
+    {"window-bytes", 1, 0, T_WINDOW_BYTES, "SIZE|none",
+     "at most this many bytes in flight per window: fewer messages for big sizes (default none)", NULL},
+    {"pingpong-method", 1, 0, T_PP_METHOD, "osu|netpipe",
+     "osu: back-to-back round trips, separate send and receive buffers (default); netpipe: send on the "
+     "data just received", NULL},
+    {"dtype", 1, 0, T_DTYPE, "byte|int|float|double", "element type of reduce, allreduce (default float)", NULL},
+    {"op", 1, 0, T_OP, "sum|bxor|max", "operation of reduce, allreduce (default sum)", NULL},
     {"random-orders", 1, 0, T_RANDOM_ORDERS, "N", "ring: random rank orders beside the natural one (default 2)", NULL},
-    {"pairs", 1, 0, T_PAIRS, "first|all|LIST",
-     "point-to-point pairs: first (0:1), all (every ordered pair in turn), or LIST like 0:1,2:3 (at once)", NULL},
+    {"pairs", 1, 0, T_PAIRS, "first|all|shift|LIST",
+     "point-to-point pairs: first (0:1), all (every ordered pair in turn), shift (all, then every pair at "
+     "once in N-1 rounds), or LIST like 0:1,2:3 (at once)", NULL},
     {"root", 1, 0, T_ROOT, "rotate|N", "root of bcast, scatter, gather, reduce (default 0)", NULL},
     {"validate", 0, 0, T_VALIDATE, NULL, "check every received buffer (outside the timed part); exit 3 on a mismatch", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -41,10 +57,20 @@ const struct wb_optdef wb_transfer_optdefs[] = {
 const char wb_transfer_summary[] =
     "point-to-point and collective transfer tests (latency, bandwidth; MB/s = 1e6 bytes/s)";
 
-static const char *const test_names[WB_TRANSFER_NTESTS] = {
-    "pingpong", "bw", "bibw", "ring", "barrier", "bcast", "scatter", "gather", "allgather", "alltoall",
-    "reduce", "allreduce",
+static const struct {
+    const char *name;
+    const char *aliases;        /* IMB's and OSU's names for the same measurement */
+} test_names[WB_TRANSFER_NTESTS] = {
+    {"pingpong", "PingPong, latency"}, {"bw", "Uniband"}, {"bibw", "Biband"}, {"ring", "Sendrecv"},
+    {"barrier", ""}, {"bcast", ""}, {"scatter", ""}, {"gather", ""}, {"allgather", ""}, {"alltoall", ""},
+    {"reduce", ""}, {"allreduce", ""},
 };
+
+const char *const wb_transfer_pairs_names[] = {"first", "all", "list", "shift", NULL};
+const char *const wb_transfer_format_names[] = {"table", "csv", "json", NULL};
+const char *const wb_transfer_pp_method_names[] = {"osu", "netpipe", NULL};
+const char *const wb_transfer_dtype_names[] = {"byte", "int", "float", "double", NULL};
+const char *const wb_transfer_op_names[] = {"sum", "bxor", "max", NULL};
 
 #define ALL_TESTS ((1u << WB_TRANSFER_NTESTS) - 1)
 #define P2P_TESTS ((1u << WB_TRANSFER_PINGPONG) | (1u << WB_TRANSFER_BW) | (1u << WB_TRANSFER_BIBW) | \
@@ -52,7 +78,28 @@ static const char *const test_names[WB_TRANSFER_NTESTS] = {
 
 const char *wb_transfer_test_name(int test)
 {
-    return test >= 0 && test < WB_TRANSFER_NTESTS ? test_names[test] : NULL;
+    return test >= 0 && test < WB_TRANSFER_NTESTS ? test_names[test].name : NULL;
+}
+
+const char *wb_transfer_test_aliases(int test)
+{
+    return test >= 0 && test < WB_TRANSFER_NTESTS ? test_names[test].aliases : NULL;
+}
+
+/* The test a name or alias means, in any case; -1 if none. */
+static int find_test(const char *item)
+{
+    for (int k = 0; k < WB_TRANSFER_NTESTS; k++) {
+        if (!strcasecmp(item, test_names[k].name))
+            return k;
+        char copy[64];
+        snprintf(copy, sizeof copy, "%s", test_names[k].aliases);
+        char *save = NULL;
+        for (char *a = strtok_r(copy, ", ", &save); a; a = strtok_r(NULL, ", ", &save))
+            if (!strcasecmp(item, a))
+                return k;
+    }
+    return -1;
 }
 
 static void set_sizes(struct wb_transfer_opts *t, int64_t lo, int64_t hi)
@@ -71,11 +118,16 @@ void wb_transfer_opts_defaults(struct wb_transfer_opts *t)
     t->time_per_size_s = 0.2;
     t->iters_min = 5;
     t->iters_max = 1000;
+    t->time_budget_s = 300;
     t->window = 64;
-    t->window_bytes = INT64_C(4) << 20;
+    t->window_bytes = 0;
     t->random_orders = 2;
     t->pairs_mode = WB_TRANSFER_PAIRS_FIRST;
     t->root = 0;
+    t->pp_method = WB_TRANSFER_PP_OSU;
+    t->dtype = WB_TRANSFER_DT_FLOAT;
+    t->op = WB_TRANSFER_OP_SUM;
+    t->format = WB_TRANSFER_FMT_TABLE;
 }
 
 void wb_transfer_opts_compact(struct wb_transfer_opts *t)
@@ -84,6 +136,19 @@ void wb_transfer_opts_compact(struct wb_transfer_opts *t)
     set_sizes(t, 1, INT64_C(1) << 20);
     t->iters = 0;
     t->time_per_size_s = 0.05;
+}
+
+int wb_transfer_opts_no_file(const struct wb_transfer_opts *t) { return t->list || t->dry_run; }
+
+/* The list of every test name, for messages. */
+static void all_names(char *out, size_t cap)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int k = 0; k < WB_TRANSFER_NTESTS && len < cap; k++)
+        len += (size_t)snprintf(out + len, cap - len, "%s, ", test_names[k].name);
+    if (len < cap)
+        snprintf(out + len, cap - len, "all, p2p, collectives");
 }
 
 static int parse_tests(const char *arg, unsigned *out)
@@ -95,34 +160,58 @@ static int parse_tests(const char *arg, unsigned *out)
     int rc = 0;
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item && rc == 0; item = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(item, "all")) {
+        int k = find_test(item);
+        if (!strcasecmp(item, "all"))
             mask |= ALL_TESTS;
-            continue;
-        }
-        if (!strcmp(item, "p2p")) {
+        else if (!strcasecmp(item, "p2p"))
             mask |= P2P_TESTS;
-            continue;
-        }
-        if (!strcmp(item, "collectives")) {
+        else if (!strcasecmp(item, "collectives"))
             mask |= ALL_TESTS & ~P2P_TESTS;
-            continue;
-        }
-        int k = 0;
-        while (k < WB_TRANSFER_NTESTS && strcmp(item, test_names[k]))
-            k++;
-        if (k == WB_TRANSFER_NTESTS)
-            rc = wb_error_set(WB_EUSAGE,
-                              "--tests: unknown test '%s'; choose from pingpong, bw, bibw, ring, barrier, bcast, "
-                              "scatter, gather, allgather, alltoall, reduce, allreduce, all, p2p, collectives",
-                              item);
-        else
+        else if (k >= 0)
             mask |= 1u << k;
+        else {
+            char names[256];
+            all_names(names, sizeof names);
+            rc = wb_error_set(WB_EUSAGE, "--tests: unknown test '%s'; choose from %s (see --list)", item, names);
+        }
     }
     free(copy);
     if (rc == 0 && mask == 0)
         rc = wb_error_set(WB_EUSAGE, "--tests: the list is empty; e.g. --tests pingpong,allreduce");
     if (rc == 0)
         *out = mask;
+    return rc;
+}
+
+/* -m as OSU reads it: MAX is 1:MAX and MIN:MAX the powers of two from MIN up to MAX; a list
+ * (with a comma) is taken item by item, ranges included. */
+static int parse_sizes(struct wb_transfer_opts *t, const char *arg)
+{
+    int64_t lo = 1, hi = 0, *vals = NULL;
+    int n = 0, rc = 0;
+    const char *colon = strchr(arg, ':');
+    if (strchr(arg, ','))
+        rc = wb_optparse_size_list("--sizes", arg, 1, WB_TRANSFER_MAX_BYTES, WB_TRANSFER_MAX_SIZES, &vals, &n);
+    else if (colon) {
+        char min[64];
+        snprintf(min, sizeof min, "%.*s", (int)(colon - arg), arg);
+        if ((rc = wb_optparse_size("--sizes", min, 1, WB_TRANSFER_MAX_BYTES, &lo)) == 0 &&
+            (rc = wb_optparse_size("--sizes", colon + 1, 1, WB_TRANSFER_MAX_BYTES, &hi)) == 0 && lo > hi)
+            rc = wb_error_set(WB_EUSAGE, "--sizes: MIN %lld is above MAX %lld in '%s'; give -m MIN:MAX with MIN <= MAX",
+                              (long long)lo, (long long)hi, arg);
+    } else
+        rc = wb_optparse_size("--sizes", arg, 1, WB_TRANSFER_MAX_BYTES, &hi);
+    if (rc == 0 && !vals) {
+        set_sizes(t, lo, hi);
+        t->sizes_given = 1;
+        return 0;
+    }
+    if (rc == 0) {
+        memcpy(t->sizes_bytes, vals, (size_t)n * sizeof *vals);
+        t->nsizes = n;
+        t->sizes_given = 1;
+    }
+    free(vals);
     return rc;
 }
 
@@ -133,7 +222,7 @@ static int parse_rank(const char *s, const char *item, int *out)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (!*s || *end || errno || v < 0 || v > 1000000)
-        return wb_error_set(WB_EUSAGE, "--pairs: '%s' is not a pair of ranks; use first, all, or a list like 0:1,2:3",
+        return wb_error_set(WB_EUSAGE, "--pairs: '%s' is not a pair of ranks; use first, all, shift, or a list like 0:1,2:3",
                             item);
     *out = (int)v;
     return 0;
@@ -152,6 +241,10 @@ static int parse_pairs(struct wb_transfer_opts *t, const char *arg)
         t->pairs_mode = WB_TRANSFER_PAIRS_ALL;
         return 0;
     }
+    if (!strcmp(arg, "shift")) {
+        t->pairs_mode = WB_TRANSFER_PAIRS_SHIFT;
+        return 0;
+    }
     char *copy = strdup(arg);
     int (*pairs)[2] = calloc(MAX_PAIRS, sizeof *pairs);
     int n = 0, rc = 0;
@@ -162,7 +255,7 @@ static int parse_pairs(struct wb_transfer_opts *t, const char *arg)
          item = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(item, ':');
         if (!colon) {
-            rc = wb_error_set(WB_EUSAGE, "--pairs: '%s' is not a pair of ranks; use first, all, or a list like 0:1,2:3",
+            rc = wb_error_set(WB_EUSAGE, "--pairs: '%s' is not a pair of ranks; use first, all, shift, or a list like 0:1,2:3",
                               item);
             break;
         }
@@ -189,7 +282,7 @@ static int parse_pairs(struct wb_transfer_opts *t, const char *arg)
         }
     }
     if (rc == 0 && n == 0)
-        rc = wb_error_set(WB_EUSAGE, "--pairs: no pairs given; use first, all, or a list like 0:1,2:3");
+        rc = wb_error_set(WB_EUSAGE, "--pairs: no pairs given; use first, all, shift, or a list like 0:1,2:3");
     free(copy);
     if (rc) {
         free(pairs);
@@ -201,22 +294,65 @@ static int parse_pairs(struct wb_transfer_opts *t, const char *arg)
     return 0;
 }
 
+static int parse_budget(struct wb_transfer_opts *t, const char *arg)
+{
+    double d;
+    if (!strcmp(arg, "none")) {
+        t->time_budget_s = 0;
+        return 0;
+    }
+    if (wb_optparse_double("--time-budget", arg, -1e300, 1e9, &d) != 0 || d <= 0)
+        return wb_error_set(WB_EUSAGE, "--time-budget: '%s' is not allowed; give a positive number of seconds "
+                                       "(e.g. 300) or none", arg);
+    t->time_budget_s = d;
+    return 0;
+}
+
+/* The flags and choices; 1 if id is not one of them. */
+static int set_flag(struct wb_transfer_opts *t, int id, const char *arg, int *rc)
+{
+    int v = 0;
+    switch (id) {
+    case T_VALIDATE: t->validate = 1; break;
+    case T_DRY_RUN: t->dry_run = 1; break;
+    case T_LIST: t->list = 1; break;
+    case T_FULL: t->full = 1; break;
+    case T_FORMAT:
+        if ((*rc = wb_optparse_choice("--format", arg, wb_transfer_format_names, &v)) == 0)
+            t->format = (enum wb_transfer_format)v;
+        break;
+    case T_PP_METHOD:
+        if ((*rc = wb_optparse_choice("--pingpong-method", arg, wb_transfer_pp_method_names, &v)) == 0)
+            t->pp_method = (enum wb_transfer_pp_method)v;
+        break;
+    case T_DTYPE:
+        if ((*rc = wb_optparse_choice("--dtype", arg, wb_transfer_dtype_names, &v)) == 0)
+            t->dtype = (enum wb_transfer_dtype)v;
+        break;
+    case T_OP:
+        if ((*rc = wb_optparse_choice("--op", arg, wb_transfer_op_names, &v)) == 0)
+            t->op = (enum wb_transfer_op)v;
+        break;
+    default:
+        return 1;
+    }
+    return 0;
+}
+
+/* A flat switch over the options: one case each. */
 int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
 {
-    int64_t v = 0, *vals = NULL;
+    int64_t v = 0;
     double d;
-    int n = 0, rc = 0;
+    int rc = 0;
+    if (set_flag(t, id, arg, &rc) == 0)
+        return rc;
     switch (id) {
     case T_TESTS:
+        t->tests_given = 1;
         return parse_tests(arg, &t->tests);
     case T_SIZES:
-        rc = wb_optparse_size_list("--sizes", arg, 1, WB_TRANSFER_MAX_BYTES, WB_TRANSFER_MAX_SIZES, &vals, &n);
-        if (rc == 0) {
-            memcpy(t->sizes_bytes, vals, (size_t)n * sizeof *vals);
-            t->nsizes = n;
-        }
-        free(vals);
-        return rc;
+        return parse_sizes(t, arg);
     case T_ITERS:
         if (!strcmp(arg, "auto")) {
             t->iters = 0;
@@ -239,11 +375,21 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
         if ((rc = wb_optparse_int("--iters-max", arg, 1, 100000000, &v)) == 0)
             t->iters_max = (int)v;
         return rc;
+    case T_BUDGET:
+        return parse_budget(t, arg);
+    case T_MEM:
+        if ((rc = wb_optparse_size("--mem-limit", arg, 1, INT64_C(1) << 50, &v)) == 0)
+            t->mem_limit_bytes = v;
+        return rc;
     case T_WINDOW:
         if ((rc = wb_optparse_int("--window", arg, 1, 4096, &v)) == 0)
             t->window = (int)v;
         return rc;
     case T_WINDOW_BYTES:
+        if (!strcmp(arg, "none")) {
+            t->window_bytes = 0;
+            return 0;
+        }
         if ((rc = wb_optparse_size("--window-bytes", arg, 1, INT64_C(1) << 40, &v)) == 0)
             t->window_bytes = v;
         return rc;
@@ -262,9 +408,6 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
             return wb_error_set(WB_EUSAGE, "--root: '%s' is not allowed; give rotate or a rank number", arg);
         t->root = (int)v;
         return 0;
-    case T_VALIDATE:
-        t->validate = 1;
-        return 0;
     }
     return wb_error_set(WB_EUSAGE, "transfer: unknown option id %d", id);
 }
@@ -275,6 +418,18 @@ int wb_transfer_opts_validate(struct wb_transfer_opts *t)
         return wb_error_set(WB_EUSAGE, "--iters-min %d is above --iters-max %d", t->iters_min, t->iters_max);
     if (t->nsizes < 1)
         return wb_error_set(WB_EUSAGE, "--sizes: no sizes given");
+    if (t->op == WB_TRANSFER_OP_BXOR && (t->dtype == WB_TRANSFER_DT_FLOAT || t->dtype == WB_TRANSFER_DT_DOUBLE))
+        return wb_error_set(WB_EUSAGE, "--op bxor works on whole numbers only; add --dtype byte or --dtype int");
+    /* Every ordered pair in turn grows as N^2: keep the default small, as a link map needs. */
+    if (t->pairs_mode == WB_TRANSFER_PAIRS_ALL || t->pairs_mode == WB_TRANSFER_PAIRS_SHIFT) {
+        if (!t->tests_given)
+            t->tests = (1u << WB_TRANSFER_PINGPONG) | (1u << WB_TRANSFER_BW);
+        if (!t->sizes_given) {
+            static const int64_t map_sizes[] = {8, INT64_C(64) << 10, INT64_C(1) << 20};
+            memcpy(t->sizes_bytes, map_sizes, sizeof map_sizes);
+            t->nsizes = 3;
+        }
+    }
     return 0;
 }
 

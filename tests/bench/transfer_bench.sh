@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Figures of `wulfbench transfer` beside NetPIPE (NPopenmpi) and HPCC (hpcc), measured in one run
-# on this machine with 2 ranks, at the same message sizes. Prints the figures and their ratios;
-# timing never fails the script (it exits non-zero only when a tool is missing or a run fails).
+# on this machine with 2 ranks, at the same message sizes, and its concurrent link map (--pairs
+# shift) beside the sequential one at 4 ranks. Prints the figures and their ratios; timing never
+# fails the script (it exits non-zero only when a tool is missing or a run fails).
 #
 # Apples to apples:
 #   - every tool runs MPI_Send/MPI_Recv ping-pong between ranks 0 and 1 of `mpirun -np 2`, cache-hot,
-#     and reports the one-way time = half a round trip; wulfbench and NetPIPE send on the buffer they
-#     have just received (HPCC sends from a separate, untouched buffer, which is faster on shared
-#     memory because the receiver may already hold it in cache);
+#     and reports the one-way time = half a round trip;
+#   - against NetPIPE, wulfbench runs with --pingpong-method netpipe: both send on the buffer they
+#     have just received; against HPCC, wulfbench runs its default osu method: like HPCC (and OSU,
+#     IMB) it sends from a separate buffer and receives into another;
 #   - bandwidth is bytes / one-way time in MB/s = 1e6 bytes/s; NetPIPE's "Mbps" is 2^20 bits/s
 #     (its one-way time = 8 * bytes / (Mbps * 2^20), finer than its 10-ns time column); HPCC prints
 #     GB/s = 1e9 bytes/s;
 #   - sizes: 8 B (latency) and 1 MiB, 4 MiB (NetPIPE run with -l = -u = the size and -p 0, so it
 #     measures exactly that size), 2,000,000 B (HPCC's fixed bandwidth size; HPCC's latency is 8 B);
+#   - the link map: `--pairs shift --tests bw -m 8,1M` at 4 ranks measures every ordered pair in
+#     turn, then all pairs of each shifted round at once; the figure is node_ratio (median concurrent
+#     over median sequential bandwidth at 1 MiB), below 1 where the pairs share something;
 #   - the tools run interleaved for ROUNDS rounds; each figure is the median over the rounds of each
 #     tool's figure (wulfbench's own figure is the median over its repetitions), and the aim is judged
 #     on the median of the per-round ratios, since a shared machine changes pace between rounds.
 # Knobs (environment): ROUNDS (default 5), MPIEXEC (default mpirun), PYTHON (default /usr/bin/python3),
-# WULFBENCH (default build/wulfbench).
+# WULFBENCH (default build/wulfbench), MAP_NP (default 4).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -25,6 +30,7 @@ MPIEXEC=${MPIEXEC:-mpirun}
 PYTHON=${PYTHON:-/usr/bin/python3}
 ROUNDS=${ROUNDS:-5}
 BIN=${WULFBENCH:-build/wulfbench}
+MAP_NP=${MAP_NP:-4}
 SIZES=(8 1048576 4194304)
 
 if [ "$(id -u)" -eq 0 ]; then
@@ -94,15 +100,20 @@ run() {
   fi
 }
 
-echo "# transfer_bench: wulfbench transfer vs NetPIPE and HPCC on $(hostname), 2 ranks, $ROUNDS interleaved rounds" >&2
+echo "# transfer_bench: wulfbench transfer vs NetPIPE and HPCC on $(hostname), 2 ranks, and its link map at" \
+  "$MAP_NP ranks, $ROUNDS interleaved rounds" >&2
+wb_common=(-m 8,1M,2000000,4M --time-per-size 0.5 --iters-max 2000 --time-budget none -q)
 for round in $(seq 1 "$ROUNDS"); do
-  echo "# round $round/$ROUNDS: wulfbench, NetPIPE, HPCC" >&2
-  run "$MPIEXEC" -np 2 "$BIN" transfer --tests pingpong,bw -m 8,1M,2000000,4M --time-per-size 0.5 \
-    --iters-max 2000 -q -o "$work/wb$round.h5"
+  echo "# round $round/$ROUNDS: wulfbench (netpipe), NetPIPE, wulfbench (osu), HPCC, link map" >&2
+  run "$MPIEXEC" -np 2 "$BIN" transfer --tests pingpong,bw --pingpong-method netpipe "${wb_common[@]}" \
+    -o "$work/wb$round.h5"
   for size in "${SIZES[@]}"; do
     run "$MPIEXEC" -np 2 NPopenmpi -l "$size" -u "$size" -p 0 -o "$work/np$round-$size.out"
   done
+  run "$MPIEXEC" -np 2 "$BIN" transfer --tests pingpong "${wb_common[@]}" -o "$work/osu$round.h5"
   (cd "$work/hpcc" && rm -f hpccoutf.txt && run "$MPIEXEC" -np 2 hpcc && cp hpccoutf.txt "$work/hpcc$round.txt")
+  run "$MPIEXEC" -np "$MAP_NP" --oversubscribe "$BIN" transfer --pairs shift --tests bw -m 8,1M -i 5 \
+    --time-budget none -q -o "$work/map$round.h5"
 done
 
 "$PYTHON" - "$work" "$ROUNDS" <<'EOF'
@@ -112,20 +123,33 @@ import statistics
 import sys
 
 import h5py
+import numpy as np
 
 work, rounds = sys.argv[1], int(sys.argv[2])
 MiB = 1 << 20
 
 
-def wulfbench(r: int) -> dict:
+def wulfbench(r: int, name: str = "wb") -> dict:
     """One-way time (s) per size of pingpong, and bw's time per message, from the result file."""
     out = {}
-    with h5py.File(f"{work}/wb{r}.h5", "r") as f:
+    with h5py.File(f"{work}/{name}{r}.h5", "r") as f:
         for test in ("pingpong", "bw"):
+            if test not in f["transfer"]:
+                continue
             g = f["transfer/" + test]
             for b, t in zip(g["bytes"][:], g["t_med"][:, 0]):
                 out[(test, int(b))] = float(t)
     return out
+
+
+def link_map(r: int) -> tuple[float, float, float]:
+    """Median sequential and concurrent bandwidth (B/s) over the links, and the node ratio."""
+    with h5py.File(f"{work}/map{r}.h5", "r") as f:
+        seq = f["transfer/pairs_all/bandwidth_Bps"][:]
+        con = f["transfer/pairs_shift/bandwidth_Bps"][:]
+        ratio = float(f["transfer/pairs_shift/node_ratio"][0])
+    off = ~np.eye(seq.shape[0], dtype=bool)
+    return float(np.median(seq[off])), float(np.median(con[off])), ratio
 
 
 def netpipe(r: int, size: int) -> float:
@@ -162,13 +186,15 @@ def hpcc(r: int) -> dict:
 
 
 wb = [wulfbench(r) for r in range(1, rounds + 1)]
+osu = [wulfbench(r, "osu") for r in range(1, rounds + 1)]
+maps = [link_map(r) for r in range(1, rounds + 1)]
 npipe = {s: [netpipe(r, s) for r in range(1, rounds + 1)] for s in (8, MiB, 4 * MiB)}
 hp = [hpcc(r) for r in range(1, rounds + 1)]
 med = statistics.median
 
 
 hp_bw_bytes = hp[0]["bw_bytes"]
-if any(("pingpong", hp_bw_bytes) not in run for run in wb):
+if any(("pingpong", hp_bw_bytes) not in run for run in osu):
     raise SystemExit(f"transfer_bench: HPCC measured bandwidth at {hp_bw_bytes} bytes, which wulfbench did not run")
 
 print("# per round: one-way time [us] (latency) and MB/s = 1e6 bytes/s (bandwidth)")
@@ -179,23 +205,24 @@ for r in range(rounds):
     print(f"  {r + 1:>5} {w[('pingpong', 8)] * 1e6:8.3f} {npipe[8][r] * 1e6:8.3f} {hp[r]['lat_s'] * 1e6:8.3f} "
           f"{MiB / w[('pingpong', MiB)] / 1e6:9.0f} {MiB / npipe[MiB][r] / 1e6:9.0f} "
           f"{4 * MiB / w[('pingpong', 4 * MiB)] / 1e6:9.0f} {4 * MiB / npipe[4 * MiB][r] / 1e6:9.0f} "
-          f"{hp_bw_bytes / w[('pingpong', hp_bw_bytes)] / 1e6:9.0f} {hp[r]['bw_Bps'] / 1e6:9.0f} "
+          f"{hp_bw_bytes / osu[r][('pingpong', hp_bw_bytes)] / 1e6:9.0f} {hp[r]['bw_Bps'] / 1e6:9.0f} "
           f"{MiB / w[('bw', MiB)] / 1e6:10.0f}")
 
 # Each figure per round, as (wulfbench, reference) pairs measured minutes apart at most.
 rows = [
     ("pingpong latency 8 B [us]", "NetPIPE", "0.85..1.15",
      [(w[("pingpong", 8)] * 1e6, npipe[8][r] * 1e6) for r, w in enumerate(wb)]),
-    ("pingpong latency 8 B [us]", "HPCC", "0.85..1.15",
-     [(w[("pingpong", 8)] * 1e6, hp[r]["lat_s"] * 1e6) for r, w in enumerate(wb)]),
+    ("pingpong latency 8 B [us] (osu)", "HPCC", "0.85..1.15",
+     [(w[("pingpong", 8)] * 1e6, hp[r]["lat_s"] * 1e6) for r, w in enumerate(osu)]),
     ("pingpong bandwidth 1 MiB [MB/s]", "NetPIPE", "0.85..1.15",
      [(MiB / w[("pingpong", MiB)] / 1e6, MiB / npipe[MiB][r] / 1e6) for r, w in enumerate(wb)]),
     ("pingpong bandwidth 4 MiB [MB/s]", "NetPIPE", "0.85..1.15",
      [(4 * MiB / w[("pingpong", 4 * MiB)] / 1e6, 4 * MiB / npipe[4 * MiB][r] / 1e6) for r, w in enumerate(wb)]),
-    (f"pingpong bandwidth {hp_bw_bytes} B [MB/s]", "HPCC", "-",
-     [(hp_bw_bytes / w[("pingpong", hp_bw_bytes)] / 1e6, hp[r]["bw_Bps"] / 1e6) for r, w in enumerate(wb)]),
+    (f"pingpong bw {hp_bw_bytes} B [MB/s] (osu)", "HPCC", "0.85..1.15",
+     [(hp_bw_bytes / w[("pingpong", hp_bw_bytes)] / 1e6, hp[r]["bw_Bps"] / 1e6) for r, w in enumerate(osu)]),
     ("bw bandwidth 1 MiB [MB/s]", "wb pingpong", ">= 1",
      [(MiB / w[("bw", MiB)] / 1e6, MiB / w[("pingpong", MiB)] / 1e6) for w in wb]),
+    ("bw 1 MiB concurrent [MB/s]", "sequential", "-", [(m[1] / 1e6, m[0] / 1e6) for m in maps]),
 ]
 print()
 print("# wulfbench, reference: medians over the rounds; ratio = wulfbench / reference of those medians;")
@@ -209,9 +236,11 @@ for name, ref, aim, pairs in rows:
     ok = "-" if aim == "-" else "yes" if (paired >= 1 if aim == ">= 1" else 0.85 <= paired <= 1.15) else "no"
     print(f"  {name:<36} {ref:<12} {mine:10.3f} {theirs:10.3f} {mine / theirs:7.3f} {paired:7.3f}  "
           f"{aim:<10} {ok:<6}")
-print(f"# HPCC's {hp_bw_bytes}-byte ping-pong sends from a separate, untouched buffer (wulfbench and NetPIPE")
-print("# send on the buffer just received); on shared memory the receiver may hold that buffer in cache")
-print("# already, so HPCC's figure there is higher by design and is shown for reference only.")
+print("# link map (--pairs shift): node_ratio per round "
+      + " ".join(f"{m[2]:.2f}" for m in maps) + f" (median {med(m[2] for m in maps):.2f}); on one machine the")
+print("# pairs of a round share its cores and memory, so the concurrent figure is lower by design here.")
+print("# pingpong: wulfbench's netpipe method sends on the buffer just received, like NetPIPE; its default")
+print("# osu method sends from a separate buffer, like HPCC, OSU and IMB.")
 print("# statistics: wulfbench = median of its per-repetition samples; NetPIPE = lowest of 3 trial means of a")
 print("# back-to-back loop; HPCC = lowest of its loop means, averaged over both directions. Loop means count")
 print("# every stall of a busy machine, medians do not, so the ratios move with the load; timing is")
