@@ -13,6 +13,8 @@
 #include "comm.h"
 #include "error.h"
 #include "report.h"
+#include "rng.h"
+#include "sysinfo.h"
 #include "timer.h"
 
 /* Most unrecorded repetitions iters auto spends on timing a point. */
@@ -45,14 +47,6 @@ static int check_ranks(const struct wb_transfer_run *r)
 }
 
 /* The lead swaps in src/rng.h at merge; until then this is the generator of the ring orders. */
-static uint64_t splitmix(uint64_t *state)
-{
-    uint64_t x = (*state += UINT64_C(0x9E3779B97F4A7C15));
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
-
 /* Natural order first, then random permutations from --seed; the same on every rank. */
 static void make_orders(int *orders, int norders, int n, uint64_t seed)
 {
@@ -62,7 +56,7 @@ static void make_orders(int *orders, int norders, int n, uint64_t seed)
         for (int i = 0; i < n; i++)
             row[i] = i;
         for (int i = n - 1; o > 0 && i > 0; i--) {
-            int j = (int)(splitmix(&state) % (uint64_t)(i + 1));
+            int j = (int)(wb_rng_next(&state) % (uint64_t)(i + 1));
             int tmp = row[i];
             row[i] = row[j];
             row[j] = tmp;
@@ -485,20 +479,20 @@ static int run_test(struct wb_transfer_run *r, int test, int shifted)
 
 /* Rank 0 gets every rank's host name, for the link-map summaries. Collective. Host facts move to
  * comm at merge (issue 9); until then transfer gathers its own. */
+/* Rank 0: every rank's short host name, for the tables. Collective. */
 static int gather_hosts(struct wb_transfer_run *r)
 {
-    char me[WB_TRANSFER_HOST_CAP] = {0};
-    if (gethostname(me, sizeof me - 1) != 0)
-        snprintf(me, sizeof me, "?");
-    me[strcspn(me, ".")] = '\0';
-    int rc = 0;
-    if (r->rank == 0 && !(r->hosts = calloc((size_t)r->nranks, WB_TRANSFER_HOST_CAP)))
+    struct wb_host *all = NULL;
+    int nnodes, rc = wb_comm_gather_hosts(&all, &nnodes);
+    if (rc == 0 && r->rank == 0 && !(r->hosts = calloc((size_t)r->nranks, WB_TRANSFER_HOST_CAP)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for host names");
-    if ((rc = wb_comm_agree(rc)))
-        return rc;
-    return wb_comm_check(MPI_Gather(me, WB_TRANSFER_HOST_CAP, MPI_CHAR, r->hosts, WB_TRANSFER_HOST_CAP, MPI_CHAR, 0,
-                                    wb_comm_world()),
-                         "MPI_Gather of host names");
+    for (int q = 0; rc == 0 && r->rank == 0 && q < r->nranks; q++) {
+        char *h = r->hosts + (size_t)q * WB_TRANSFER_HOST_CAP;
+        snprintf(h, WB_TRANSFER_HOST_CAP, "%s", all[q].hostname);
+        h[strcspn(h, ".")] = '\0';
+    }
+    free(all);
+    return wb_comm_agree(rc);
 }
 
 /* Names the tests a 1-rank run skips; 0 when nothing is left to run. */

@@ -1,17 +1,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench_transfer_kernels.h"
+#include "rng.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t splitmix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
+/* splitmix64 of one value: the same bits as stepping a generator whose state was x. */
+static uint64_t splitmix(uint64_t x) { return wb_rng_mix(x + UINT64_C(0x9E3779B97F4A7C15)); }
 
 uint64_t wb_transfer_salt(const struct wb_transfer_ctx *c, int src, int dst)
 {
