@@ -31,6 +31,7 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 RESULT_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
 TIME_SERIES = ("t_read", "t_distribute", "t_compute", "t_fft", "t_gather", "t_total")
 PER_RANK_TIMES = ("t_distribute", "t_compute", "t_fft", "t_gather")
+TRANSFER_EXTRA = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")  # shaped like t_med
 LOAD_STATUS = {0: "done", 1: "rejected", 2: "unfinished"}
 
 
@@ -141,6 +142,7 @@ class TransferTest:
     bandwidth: np.ndarray | None  # like t_med, B/s
     pairs: np.ndarray | None  # [P, 2]
     orders: np.ndarray | None  # [O, nranks]
+    extra: dict[str, np.ndarray] = field(default_factory=dict)  # t_avg, t_min, ... like t_med
 
     @property
     def kind(self) -> str:
@@ -666,8 +668,13 @@ def _read_transfer(transfer: h5py.Group, name: str) -> TransferTest | None:
         if raw is None or not np.isfinite(raw).all() or (raw < 0).any():
             raise BadData("orders", "holds values that are not ranks", "test")
         orders = raw.astype(int)
+    extra = {}
+    for key in TRANSFER_EXTRA:
+        arr = series(key)
+        if arr is not None and arr.size == t_med.size:
+            extra[key] = arr.reshape(t_med.shape)
     return TransferTest(name=name, attrs=attrs, bytes=sizes, t=t, t_med=t_med,
-                        bandwidth=bandwidth, pairs=pairs, orders=orders)
+                        bandwidth=bandwidth, pairs=pairs, orders=orders, extra=extra)
 
 
 def _read_pairs_all(group: h5py.Group) -> PairsAll:
@@ -748,6 +755,50 @@ def bad_file_lines(named: list[InputError], found: list[InputError], runs: list[
     lines += [f"{prog}: {err.subject}: {err.what}; skipped (found in a folder; {err.todo})"
               for err in found]
     return lines
+
+
+class UsageError(Exception):
+    """A bad command line: exit 2."""
+
+
+def new_parser(default_prog: str, description: str, epilog: str):
+    """An argparse parser that calls itself prog_name(default_prog), keeps the
+    text's line breaks and raises UsageError (one line, no usage dump)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:
+            raise UsageError(message)
+    return Parser(prog=prog_name(default_prog), description=description, epilog=epilog,
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def guarded_main(run: Any, argv: list[str], prog: str,
+                 interrupted: str = "interrupted") -> int:
+    """Run a command line tool's `run(argv)` so that the user sees one line, never
+    a traceback: UsageError exits 2, InputError 1, Ctrl-C 130, anything else 1
+    as an "internal error" (WB_REPORT_DEBUG=1 shows the traceback)."""
+    import sys
+    import warnings
+    warnings.simplefilter("ignore")
+    try:
+        return run(argv)
+    except UsageError as err:
+        print(f"{prog}: {err}; see --help", file=sys.stderr)
+        return 2
+    except InputError as err:
+        print(f"{prog}: {err.subject}: {err.what}; {err.todo}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: {interrupted}", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never show a traceback to the user
+        if os.environ.get("WB_REPORT_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())[:200]
+        print(f"{prog}: internal error ({type(exc).__name__}: {detail}); please report it with "
+              "the input files", file=sys.stderr)
+        return 1
 
 
 def prog_name(default: str) -> str:

@@ -22,18 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, model, plots, tables
+from . import SCHEMA, derive, model, plots, scaling, tables
 from .derive import PointStats
-from .load import (InputError, Run, bad_file_lines, find_result_files, name_runs,
-                   open_run, prog_name)
+from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
+                   guarded_main, name_runs, open_run, prog_name)
 from .tables import Table
 
 PROG = prog_name("report")  # analysis (D2): the installed wrapper sets WB_PROG
 PROG_USAGE = prog_name("python3 -m analysis.report")
-
-
-class UsageError(Exception):
-    """A bad command line: exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -291,6 +287,16 @@ def build(args: argparse.Namespace, runs: list[Run], baseline: Run | None,
 
     _fft_section(rep, runs, stats_by_run, all_stats, colour)
     comps = _comparison_section(rep, runs, baseline, stats_by_run, colour)
+    # --- analysis: measured scaling (helper D2) ---
+    sc = scaling.build([r for r in runs if r is not baseline], rep.outdir)
+    if sc.rows:
+        sec = Section("scaling", "Measured scaling")
+        sec.para(_e(scaling.CAPTION))
+        sec.figure(plots.Figure(sc.figure, "Measured scaling", scaling.CAPTION))
+        sec.table(sc.table)
+        sec.bullets([_e(n) for n in sc.notes])
+        rep.sections.append(sec)
+    # --- end analysis ---
     _per_rank_section(rep, args, runs, stats_by_run)
     _transfer_section(rep, runs, colour)
     _model_section(rep, args, runs, baseline, stats_by_run, comps)
@@ -858,25 +864,9 @@ def run(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    warnings.simplefilter("ignore")
-    try:
-        return run(sys.argv[1:] if argv is None else argv)
-    except UsageError as err:
-        print(f"{PROG}: {err}; see --help", file=sys.stderr)
-        return 2
-    except InputError as err:
-        print(_fail_line(err), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the report may be incomplete", file=sys.stderr)
-        return 130
-    except Exception as exc:  # never show a traceback to the user
-        if os.environ.get("WB_REPORT_DEBUG"):
-            raise
-        detail = " ".join(str(exc).split())[:200]
-        print(f"{PROG}: internal error ({type(exc).__name__}: {detail}); please report it with "
-              "the input files", file=sys.stderr)
-        return 1
+    # analysis (D2): the one-line error handling shared with compare and scaling
+    return guarded_main(run, sys.argv[1:] if argv is None else argv, PROG,
+                        "interrupted; the report may be incomplete")
 
 
 if __name__ == "__main__":
