@@ -463,6 +463,30 @@ def write_corrupt(path: Path | str, cfg: Cluster = PI, start: int = 2048,
     return path
 
 
+
+WULFBENCH = Path(__file__).resolve().parents[2] / "build" / "wulfbench"
+
+
+def run_wulfbench(nranks: int, *args: str, timeout: float = 240) -> None:
+    """Run build/wulfbench under mpirun on nranks ranks (np > 2 oversubscribed);
+    raises AssertionError with its output if it fails."""
+    import os
+    import shutil
+    import subprocess
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [shutil.which("mpirun") or "mpirun", "-np", str(nranks), "--oversubscribe",
+           str(WULFBENCH), *map(str, args)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
+
+
+SMALL_FFT = ("fft", "--sweep", "files", "--files", "1,4", "--file-seconds", "1", "--reps", "5",
+             "--plan", "estimate", "-q")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Write synthetic wulfbench/1 result files (pi.h5, ec2.h5, i5.h5) for tests.")
