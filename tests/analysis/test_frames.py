@@ -32,6 +32,11 @@ def real(tmp_path_factory):
     return d
 
 
+def _columns(df, *names):
+    missing = [n for n in names if n not in df.columns]
+    assert not missing, f"missing columns {missing}; has {list(df.columns)}"
+
+
 def _strings_decoded(df):
     for col in df.columns:
         if df[col].dtype == object:
@@ -42,10 +47,9 @@ def _strings_decoded(df):
 def test_points_frame_of_a_real_file(real):
     df = frames.points(real / "fft.h5")
     assert list(df.columns[:3]) == ["file", "label", "point"]
-    for col in ("scenario", "nfiles", "seconds_per_file_s", "frame_samples", "input_bytes",
+    _columns(df, "scenario", "nfiles", "seconds_per_file_s", "frame_samples", "input_bytes",
                 "input_kB", "nranks", "rep", "t_total_s", "t_read_s", "t_distribute_max_s",
-                "t_compute_max_s", "t_fft_max_s", "t_gather_max_s", "overhead_s"):
-        assert col in df.columns, col
+                "t_compute_max_s", "t_fft_max_s", "t_gather_max_s", "overhead_s")
     assert len(df) == 2 * 5  # two points, five repetitions each
     assert set(df.nfiles) == {1, 4} and set(df.nranks) == {2} and set(df.label) == {"frames np2"}
     assert (df.t_total_s > 0).all() and (df.t_total_s >= df.t_compute_max_s).all()
@@ -57,10 +61,9 @@ def test_points_frame_of_a_real_file(real):
 @needs_binary
 def test_ranks_frame_of_a_real_file(real):
     df = frames.ranks(real / "fft.h5")
-    for col in ("point", "rep", "rank", "hostname", "node", "computes", "t_distribute_s",
+    _columns(df, "point", "rep", "rank", "hostname", "node", "computes", "t_distribute_s",
                 "t_compute_s", "t_fft_s", "t_gather_s", "frames", "flops", "bytes_in_bytes",
-                "bytes_out_bytes"):
-        assert col in df.columns, col
+                "bytes_out_bytes")
     assert len(df) == 2 * 5 * 2 and set(df["rank"]) == {0, 1}
     assert isinstance(df.hostname.iloc[0], str) and df.hostname.iloc[0]
     assert (df.flops > 0).all() and (df.t_compute_s > 0).all()
@@ -70,9 +73,8 @@ def test_ranks_frame_of_a_real_file(real):
 @needs_binary
 def test_transfer_frame_of_a_real_file(real):
     df = frames.transfer(real / "xfer.h5")
-    for col in ("test", "kind", "bytes", "column", "column_is", "sender", "receiver",
-                "t_med_s", "bandwidth_Bps"):
-        assert col in df.columns, col
+    _columns(df, "test", "kind", "bytes", "column", "column_is", "sender", "receiver",
+                "t_med_s", "bandwidth_Bps")
     assert {"pingpong", "bw", "allreduce"} <= set(df.test)
     ping = df[df.test == "pingpong"]
     assert sorted(ping.bytes.unique())[-1] == 1024
@@ -84,9 +86,8 @@ def test_transfer_frame_of_a_real_file(real):
 @needs_binary
 def test_load_frame_of_a_real_file(real):
     df = frames.load(real / "load.h5")
-    for col in ("step", "loop", "clients", "request", "status", "warmup", "t_submit_s",
-                "t_done_s", "latency_s"):
-        assert col in df.columns, col
+    _columns(df, "step", "loop", "clients", "request", "status", "warmup", "t_submit_s",
+                "t_done_s", "latency_s")
     assert df.step.nunique() == 2 and set(df.clients) == {1, 2}
     assert set(df.status) <= {"done", "rejected", "unfinished"} and "done" in set(df.status)
     assert df.warmup.dtype == bool
