@@ -594,6 +594,10 @@ def _read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
             raise BadData(name, f"has shape {_shape_text(arr.shape)}, expected "
                           f"{_shape_text(expected)}{why}")
         check_values(name, arr)
+        if name == "t_total" and (arr == 0).any():
+            # barrier to last result takes time; a zero is a timer or writer fault
+            raise BadData(name, f"holds {int((arr == 0).sum())} zero values (of {arr.size}; "
+                          f"first at {_where(arr == 0)})")
         times[name] = arr
     for key in ("nfiles", "frame", "input_bytes", "seconds_per_file", "reps"):
         value = attrs.get(key)
@@ -601,6 +605,9 @@ def _read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
             number = _num(value, float("nan"))
             if not (np.isfinite(number) and number >= 0):
                 raise BadData(f"@{key}", f"attribute is {value!r}, expected a number >= 0")
+    for name in ("frames", "flops"):
+        if counts[name] is not None and not (counts[name] > 0).any():
+            raise BadData(name, "is 0 on every rank: no rank did any work")
     flops = counts["flops"]
     if flops is None:
         problems.append("flops missing: GFLOPS not available")

@@ -428,6 +428,8 @@ ODD_VALUES = {
     "short_ranks": ("fft/p001/bytes_in", lambda f: _replace(f, "fft/p001/bytes_in",
                                                              np.ones(2, dtype=np.int64))),
     "negative_frames": ("fft/p001/frames", lambda f: _scaled(f, "fft/p001/frames", 0, -5)),
+    "zero_total": ("fft/p001/t_total", lambda f: _scaled(f, "fft/p001/t_total", 2, 0.0)),
+    "idle_frames": ("fft/p001/frames", lambda f: _scaled(f, "fft/p001/frames", slice(None), 0)),
     "scalar_total": ("fft/p001/t_total", lambda f: _replace(f, "fft/p001/t_total", 3.0)),
     "text_total": ("fft/p001/t_total", lambda f: _replace(f, "fft/p001/t_total",
                                                            np.array([b"a", b"b"]))),
