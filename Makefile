@@ -35,7 +35,7 @@ UNITS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-slurm bench bench-cluster report install uninstall clean help
+        test-browser test-cluster test-slurm bench bench-cluster report compare install uninstall clean help
 
 all: build/wulfbench
 
@@ -124,6 +124,10 @@ bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each
 
 report:              ## turn $(RESULTS)/*.h5 into report/index.html, figures, CSV
 	$(PYTHON) -m analysis.report $(RESULTS) -o report
+
+compare:             ## two runs side by side: make compare A=one.h5 B=two.h5 [OUT=compare]
+	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two result files: make compare A=results/one.h5 B=results/two.h5" >&2; exit 2; }
+	$(PYTHON) -m analysis.compare "$(A)" "$(B)" -o "$(or $(OUT),compare)"
 
 install: all         ## install the program, job scripts and analysis under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wulfbench

@@ -8,8 +8,11 @@ rest of the file is still used.
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import pickle
 import re
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,7 @@ HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 RESULT_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
 TIME_SERIES = ("t_read", "t_distribute", "t_compute", "t_fft", "t_gather", "t_total")
 PER_RANK_TIMES = ("t_distribute", "t_compute", "t_fft", "t_gather")
+TRANSFER_EXTRA = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")  # shaped like t_med
 LOAD_STATUS = {0: "done", 1: "rejected", 2: "unfinished"}
 
 
@@ -138,6 +142,7 @@ class TransferTest:
     bandwidth: np.ndarray | None  # like t_med, B/s
     pairs: np.ndarray | None  # [P, 2]
     orders: np.ndarray | None  # [O, nranks]
+    extra: dict[str, np.ndarray] = field(default_factory=dict)  # t_avg, t_min, ... like t_med
 
     @property
     def kind(self) -> str:
@@ -184,6 +189,7 @@ class Run:
     partial: bool
     problems: list[str] = field(default_factory=list)
     name: str = ""
+    skipped: list[str] = field(default_factory=list)  # the problems that left data out
 
     @property
     def label(self) -> str:
@@ -340,12 +346,52 @@ def check_file(path: Path) -> None:
 
 
 def open_run(path: Path) -> Run:
-    """Read one result file. Raises InputError if it cannot be used at all."""
+    """Read one result file. Raises InputError if it cannot be used at all.
+
+    The file is read in a forked child: the HDF5 library can crash on a damaged
+    file, and that must cost this file, not the whole report."""
     check_file(path)
+    if not hasattr(os, "fork") or os.environ.get("WB_LOAD_NO_FORK"):
+        return _open_run(path)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(rfd)
+            faulthandler.disable()  # a crash here is expected and reported by the parent
+            try:
+                result: tuple = ("run", _open_run(path))
+            except InputError as err:
+                result = ("error", (err.subject, err.what, err.todo))
+            except Exception as exc:
+                result = ("error", (str(path), f"cannot be read ({_short(exc)})",
+                                    "the file is damaged; rerun the benchmark"))
+            with os.fdopen(wfd, "wb") as fh:
+                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as fh:
+        data = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) or not data:
+        how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+               else f"exit {os.waitstatus_to_exitcode(status)}")
+        raise InputError(str(path), f"is damaged: the HDF5 library crashed reading it ({how})",
+                         "rerun the benchmark or give another copy of the file")
+    kind, payload = pickle.loads(data)
+    if kind == "error":
+        raise InputError(*payload)
+    return payload
+
+
+def _open_run(path: Path) -> Run:
     partial_name = path.name.endswith(".partial")
     try:
         fh = h5py.File(path, "r")
-    except OSError as exc:
+    except Exception as exc:
         msg = str(exc)
         if "truncated" in msg or "eof" in msg.lower():
             what = "is truncated (the run stopped before the file was flushed)"
@@ -366,6 +412,11 @@ def open_run(path: Path) -> Run:
                              "the file is damaged; rerun the benchmark") from None
         schema = attrs.get("schema")
         if schema is None:
+            groups = set(_names(fh))
+            if groups & {"fft", "hosts", "transfer", "load"}:
+                raise InputError(str(path), "is damaged: it has wulfbench's groups but no "
+                                 "readable 'schema' attribute", "rerun the benchmark or give "
+                                 "another copy of the file")
             raise InputError(str(path), "has no 'schema' attribute, so it is not a wulfbench "
                              "result file", "give files written by wulfbench")
         if str(schema) != SCHEMA:
@@ -380,13 +431,24 @@ def open_run(path: Path) -> Run:
     return run
 
 
+def _names(group: h5py.Group) -> list[str]:
+    try:
+        return [str(k) for k in group.keys()]
+    except Exception:
+        return []
+
+
 def _guard(run: Run, where: str, func, *args) -> Any:
-    """Call func; on a damaged object record a problem and return None."""
+    """Call func; on bad values or a damaged object record a problem and return None."""
     try:
         return func(*args)
-    except (OSError, KeyError, ValueError, TypeError, IndexError, RuntimeError) as exc:
-        run.problems.append(f"{where}: unreadable ({_short(exc)}); skipped")
-        return None
+    except BadData as exc:
+        problem = f"{where}/{exc.dataset}: {exc.what}; {exc.skipped} skipped"
+    except Exception as exc:  # a damaged file can make h5py raise almost anything
+        problem = f"{where}: unreadable ({_short(exc)}); skipped"
+    run.problems.append(problem)
+    run.skipped.append(problem)
+    return None
 
 
 def _short(exc: BaseException) -> str:
@@ -427,10 +489,62 @@ def _read_body(fh: h5py.File, run: Run) -> None:
                 run.load_steps.append(step)
 
 
-def _float_array(group: h5py.Group, name: str) -> np.ndarray | None:
+class BadData(ValueError):
+    """A dataset whose values or shape cannot be right; the object holding it is skipped."""
+
+    def __init__(self, dataset: str, what: str, skipped: str = "point") -> None:
+        super().__init__(f"{dataset}: {what}")
+        self.dataset = dataset
+        self.what = what
+        self.skipped = skipped
+
+
+def _float_array(group: h5py.Group, name: str, skipped: str = "point") -> np.ndarray | None:
+    """A numeric dataset as float64, or None when it is absent; BadData when it is
+    not a numeric dataset."""
     if name not in group:
         return None
-    return np.asarray(group[name][()], dtype=float)
+    obj = group[name]
+    if not isinstance(obj, h5py.Dataset):
+        raise BadData(name, "is a group, expected a dataset", skipped)
+    if obj.dtype.kind not in "biuf":
+        raise BadData(name, f"is not numeric (HDF5 type {obj.dtype})", skipped)
+    return np.asarray(obj[()], dtype=float)
+
+
+def _where(mask: np.ndarray) -> str:
+    """'[i, j]', the index of the first True element of a mask."""
+    first = np.argwhere(mask)[0]
+    return "[" + ", ".join(str(int(i)) for i in first) + "]"
+
+
+def check_values(name: str, arr: np.ndarray, *, nan_ok: bool = False,
+                 skipped: str = "point") -> None:
+    """BadData unless every value of a time or count is finite (or NaN where
+    allowed) and not negative."""
+    bad = [("NaN", np.isnan(arr) & (not nan_ok)), ("infinite", np.isinf(arr)),
+           ("negative", arr < 0)]
+    found = [(kind, mask) for kind, mask in bad if np.any(mask)]
+    if found:
+        parts = " and ".join(f"{int(np.count_nonzero(mask))} {kind}" for kind, mask in found)
+        raise BadData(name, f"holds {parts} values (of {arr.size}; first at "
+                      f"{_where(found[0][1])})", skipped)
+
+
+def _shape_text(shape: tuple) -> str:
+    return "[" + ", ".join(str(n) for n in shape) + "]"
+
+
+def _per_rank_1d(name: str, arr: np.ndarray | None, nranks: int,
+                 source: str) -> np.ndarray | None:
+    if arr is None:
+        return None
+    flat = np.atleast_1d(arr)
+    if flat.ndim != 1 or flat.shape[0] != nranks:
+        raise BadData(name, f"has shape {_shape_text(arr.shape)}, expected [{nranks}] "
+                      f"(one value per rank, as {source} has)")
+    check_values(name, flat)
+    return flat
 
 
 def _read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
@@ -440,49 +554,70 @@ def _read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
     attrs = read_attrs(group)
     problems: list[str] = []
     raw = {name: _float_array(group, name) for name in TIME_SERIES}
-    flops = _float_array(group, "flops")
-    bytes_in = _float_array(group, "bytes_in")
-    frames = _float_array(group, "frames")
-    nranks = next((np.atleast_1d(v).shape[0] for v in (flops, bytes_in, frames)
-                   if v is not None), None)
-    if nranks is None:
-        per_rank = next((v for n, v in raw.items() if n in PER_RANK_TIMES and v is not None), None)
-        nranks = per_rank.shape[1] if per_rank is not None and per_rank.ndim == 2 else 1
+    per_rank_counts = {name: _float_array(group, name)
+                       for name in ("flops", "bytes_in", "bytes_out", "frames")}
     if raw["t_total"] is None:
         raise KeyError("t_total missing")
-    reps = np.atleast_1d(raw["t_total"]).shape[0]
+    t_total = raw["t_total"]
+    if t_total.ndim == 2 and t_total.shape[1] == 1:
+        t_total = t_total[:, 0]
+    if t_total.ndim != 1 or t_total.size == 0:
+        raise BadData("t_total", f"has shape {_shape_text(t_total.shape)}, expected [reps]")
+    reps = t_total.shape[0]
+    # the rank count: from the per-rank counts, else from the per-rank times
+    sizes = {n: np.atleast_1d(v).shape[0] for n, v in per_rank_counts.items() if v is not None}
+    if sizes:
+        source = next(iter(sizes))
+        nranks = sizes[source]
+    else:
+        source = next((n for n in PER_RANK_TIMES if raw[n] is not None and raw[n].ndim == 2), "")
+        nranks = raw[source].shape[1] if source else 1
+    counts = {n: _per_rank_1d(n, v, nranks, source) for n, v in per_rank_counts.items()}
     times: dict[str, np.ndarray] = {}
     for name in TIME_SERIES:
         arr = raw[name]
+        if arr is None:
+            problems.append(f"{name} missing")
+            shape = (reps, nranks) if name in PER_RANK_TIMES else (reps,)
+            times[name] = np.full(shape, np.nan)
+            continue
         if name in PER_RANK_TIMES:
-            if arr is None:
-                problems.append(f"{name} missing")
-                arr = np.full((reps, nranks), np.nan)
-            arr = np.asarray(arr, dtype=float)
-            if arr.ndim == 1:
-                arr = arr.reshape(reps, -1) if arr.size == reps * nranks else arr.reshape(-1, 1)
-            times[name] = arr
+            if arr.ndim == 1 and arr.size == reps * nranks:
+                arr = arr.reshape(reps, nranks)
+            expected = (reps, nranks)
         else:
-            if arr is None:
-                problems.append(f"{name} missing")
-                arr = np.full(reps, np.nan)
-            times[name] = np.atleast_1d(arr).reshape(-1)
-    nr = times["t_compute"].shape[1]
+            if arr.ndim == 2 and arr.shape[1] == 1:
+                arr = arr[:, 0]
+            expected = (reps,)
+        if arr.shape != expected:
+            why = " (reps from t_total" + (f", ranks from {source})" if source else ")")
+            raise BadData(name, f"has shape {_shape_text(arr.shape)}, expected "
+                          f"{_shape_text(expected)}{why}")
+        check_values(name, arr)
+        if name == "t_total" and (arr == 0).any():
+            # barrier to last result takes time; a zero is a timer or writer fault
+            raise BadData(name, f"holds {int((arr == 0).sum())} zero values (of {arr.size}; "
+                          f"first at {_where(arr == 0)})")
+        times[name] = arr
+    for key in ("nfiles", "frame", "input_bytes", "seconds_per_file", "reps"):
+        value = attrs.get(key)
+        if value is not None and not isinstance(value, str):
+            number = _num(value, float("nan"))
+            if not (np.isfinite(number) and number >= 0):
+                raise BadData(f"@{key}", f"attribute is {value!r}, expected a number >= 0")
+    for name in ("frames", "flops"):
+        if counts[name] is not None and not (counts[name] > 0).any():
+            raise BadData(name, "is 0 on every rank: no rank did any work")
+    flops = counts["flops"]
     if flops is None:
         problems.append("flops missing: GFLOPS not available")
-        flops = np.full(nr, np.nan)
-    if bytes_in is None:
-        bytes_in = np.full(nr, np.nan)
-    bytes_out = _float_array(group, "bytes_out")
+        flops = np.full(nranks, np.nan)
+    bytes_in = counts["bytes_in"] if counts["bytes_in"] is not None else np.full(nranks, np.nan)
     inputs = read_compound(group["inputs"]) if "inputs" in group else []
     verify = read_attrs(group["verify"]) if "verify" in group else {}
-    if np.all(np.isnan(times["t_total"])):
-        problems.append("no recorded repetitions")
-    return FftPoint(id=pid, attrs=attrs, times=times, bytes_in=np.atleast_1d(bytes_in),
-                    bytes_out=None if bytes_out is None else np.atleast_1d(bytes_out),
-                    frames=None if frames is None else np.atleast_1d(frames),
-                    flops=np.atleast_1d(flops), inputs=inputs, verify=verify,
-                    problems=problems)
+    return FftPoint(id=pid, attrs=attrs, times=times, bytes_in=bytes_in,
+                    bytes_out=counts["bytes_out"], frames=counts["frames"],
+                    flops=flops, inputs=inputs, verify=verify, problems=problems)
 
 
 def _read_transfer(transfer: h5py.Group, name: str) -> TransferTest | None:
@@ -490,33 +625,82 @@ def _read_transfer(transfer: h5py.Group, name: str) -> TransferTest | None:
     if not isinstance(group, h5py.Group):
         return None
     attrs = read_attrs(group)
-    sizes = _float_array(group, "bytes")
+
+    def series(key: str) -> np.ndarray | None:
+        arr = _float_array(group, key, "test")
+        if arr is not None:
+            check_values(key, arr, nan_ok=True, skipped="test")  # NaN: repetitions not run
+        return arr
+
+    sizes = series("bytes")
     if sizes is None:
         raise KeyError("bytes missing")
     sizes = np.atleast_1d(sizes)
-    t = _float_array(group, "t")
-    t_med = _float_array(group, "t_med")
+    if sizes.ndim != 1 or sizes.size == 0 or np.isnan(sizes).any():
+        raise BadData("bytes", f"has shape {_shape_text(sizes.shape)} or NaN values, expected "
+                      "[sizes] message sizes", "test")
+    t = series("t")
+    t_med = series("t_med")
     if t_med is None:
         if t is None:
             raise KeyError("neither t nor t_med present")
+        if t.ndim < 2 or t.shape[0] != sizes.size:
+            raise BadData("t", f"has shape {_shape_text(t.shape)}, expected "
+                          f"[{sizes.size}, reps, ...]", "test")
         with np.errstate(all="ignore"):
             t_med = _nanmedian(t, axis=1)
-    t_med = np.asarray(t_med, dtype=float).reshape(sizes.shape[0], -1)
-    bandwidth = _float_array(group, "bandwidth_Bps")
+    if t is not None and (t.ndim < 1 or t.shape[0] != sizes.size):
+        raise BadData("t", f"has shape {_shape_text(t.shape)}, expected [{sizes.size}, ...] "
+                      "(one row per message size)", "test")
+
+    def per_size(key: str, arr: np.ndarray) -> np.ndarray:
+        arr = np.asarray(arr, dtype=float)
+        if arr.ndim == 0 or arr.shape[0] != sizes.size:
+            raise BadData(key, f"has shape {_shape_text(arr.shape)}, expected "
+                          f"[{sizes.size}, ...] (one row per message size)", "test")
+        return arr.reshape(sizes.size, -1)
+
+    t_med = per_size("t_med", t_med)
+    bandwidth = series("bandwidth_Bps")
     if bandwidth is not None:
-        bandwidth = np.asarray(bandwidth, dtype=float).reshape(sizes.shape[0], -1)
-    pairs = np.asarray(group["pairs"][()], dtype=int).reshape(-1, 2) if "pairs" in group else None
-    orders = np.asarray(group["orders"][()], dtype=int) if "orders" in group else None
+        bandwidth = per_size("bandwidth_Bps", bandwidth)
+    pairs = orders = None
+    if "pairs" in group:
+        raw = _float_array(group, "pairs", "test")
+        if raw is None or raw.size % 2 or not np.isfinite(raw).all() or (raw < 0).any():
+            raise BadData("pairs", "is not a list of (sender, receiver) ranks >= 0", "test")
+        pairs = raw.astype(int).reshape(-1, 2)
+    if "orders" in group:
+        raw = _float_array(group, "orders", "test")
+        if raw is None or not np.isfinite(raw).all() or (raw < 0).any():
+            raise BadData("orders", "holds values that are not ranks", "test")
+        orders = raw.astype(int)
+    extra = {}
+    for key in TRANSFER_EXTRA:
+        arr = series(key)
+        if arr is not None and arr.size == t_med.size:
+            extra[key] = arr.reshape(t_med.shape)
     return TransferTest(name=name, attrs=attrs, bytes=sizes, t=t, t_med=t_med,
-                        bandwidth=bandwidth, pairs=pairs, orders=orders)
+                        bandwidth=bandwidth, pairs=pairs, orders=orders, extra=extra)
 
 
 def _read_pairs_all(group: h5py.Group) -> PairsAll:
     attrs = read_attrs(group)
-    return PairsAll(latency_s=_float_array(group, "latency_s"),
-                    bandwidth_Bps=_float_array(group, "bandwidth_Bps"),
+    mats = {}
+    for key in ("latency_s", "bandwidth_Bps"):
+        arr = _float_array(group, key, "matrix")
+        if arr is not None:
+            if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+                raise BadData(key, f"has shape {_shape_text(arr.shape)}, expected [N, N]",
+                              "matrix")
+            check_values(key, arr, nan_ok=True, skipped="matrix")
+        mats[key] = arr
+    return PairsAll(latency_s=mats["latency_s"], bandwidth_Bps=mats["bandwidth_Bps"],
                     latency_bytes=_num(attrs.get("latency_bytes"), float("nan")),
                     bandwidth_bytes=_num(attrs.get("bandwidth_bytes"), float("nan")))
+
+
+LOAD_SIGNED = ("worker", "client", "status", "node")  # -1 is a legal "none" there
 
 
 def _read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
@@ -524,10 +708,34 @@ def _read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
     if not isinstance(group, h5py.Group):
         return None
     data: dict[str, np.ndarray] = {}
+    length = None
     for key in group.keys():
         obj = group[key]
-        if isinstance(obj, h5py.Dataset) and obj.dtype.names is None:
-            data[str(key)] = np.atleast_1d(np.asarray(obj[()]))
+        if not isinstance(obj, h5py.Dataset) or obj.dtype.names is not None:
+            continue
+        if obj.dtype.kind not in "biuf":
+            continue
+        arr = np.atleast_1d(np.asarray(obj[()]))
+        if arr.ndim != 1:
+            raise BadData(str(key), f"has shape {_shape_text(arr.shape)}, expected [requests]",
+                          "step")
+        if length is not None and arr.shape[0] != length[1]:
+            raise BadData(str(key), f"holds {arr.shape[0]} requests, {length[0]} holds "
+                          f"{length[1]}", "step")
+        length = length or (str(key), arr.shape[0])
+        if key.startswith("t_"):
+            check_values(str(key), arr.astype(float), nan_ok=True, skipped="step")
+        elif key not in LOAD_SIGNED and arr.dtype.kind in "if":
+            check_values(str(key), arr.astype(float), skipped="step")
+        data[str(key)] = arr
+    if "status" in data and not np.isin(data["status"], list(LOAD_STATUS)).all():
+        raise BadData("status", "holds codes other than 0 done, 1 rejected, 2 unfinished", "step")
+    if "t_submit" in data and "t_done" in data:
+        with np.errstate(invalid="ignore"):
+            early = (data["t_done"] - data["t_submit"]) < 0
+        if early.any():
+            raise BadData("t_done", f"is before t_submit for {int(early.sum())} request(s) "
+                          f"(first at {_where(early)})", "step")
     return LoadStep(id=sid, attrs=read_attrs(group), data=data)
 
 
@@ -536,6 +744,74 @@ def _nanmedian(arr: np.ndarray, axis: int) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return np.nanmedian(arr, axis=axis)
+
+
+def bad_file_lines(named: list[InputError], found: list[InputError], runs: list[Run],
+                   skip_bad: bool, prog: str) -> list[str]:
+    """One stderr line per file that could not be used. A file named on the command
+    line stops the report unless --skip-bad; one found in a folder is skipped."""
+    lines = []
+    for err in named:
+        line = f"{prog}: {err.subject}: {err.what}; {err.todo}"
+        if skip_bad:
+            line += "; skipped"
+        elif runs:
+            line += (f" (or pass --skip-bad to report the {len(runs)} readable "
+                     f"file{'s' if len(runs) != 1 else ''})")
+        lines.append(line)
+    lines += [f"{prog}: {err.subject}: {err.what}; skipped (found in a folder; {err.todo})"
+              for err in found]
+    return lines
+
+
+class UsageError(Exception):
+    """A bad command line: exit 2."""
+
+
+def new_parser(default_prog: str, description: str, epilog: str):
+    """An argparse parser that calls itself prog_name(default_prog), keeps the
+    text's line breaks and raises UsageError (one line, no usage dump)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:
+            raise UsageError(message)
+    return Parser(prog=prog_name(default_prog), description=description, epilog=epilog,
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def guarded_main(run: Any, argv: list[str], prog: str,
+                 interrupted: str = "interrupted") -> int:
+    """Run a command line tool's `run(argv)` so that the user sees one line, never
+    a traceback: UsageError exits 2, InputError 1, Ctrl-C 130, anything else 1
+    as an "internal error" (WB_REPORT_DEBUG=1 shows the traceback)."""
+    import sys
+    import warnings
+    warnings.simplefilter("ignore")
+    try:
+        return run(argv)
+    except UsageError as err:
+        print(f"{prog}: {err}; see --help", file=sys.stderr)
+        return 2
+    except InputError as err:
+        print(f"{prog}: {err.subject}: {err.what}; {err.todo}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: {interrupted}", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never show a traceback to the user
+        if os.environ.get("WB_REPORT_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())[:200]
+        print(f"{prog}: internal error ({type(exc).__name__}: {detail}); please report it with "
+              "the input files", file=sys.stderr)
+        return 1
+
+
+def prog_name(default: str) -> str:
+    """The name a command line tool calls itself: $WB_PROG (set by an installed
+    wrapper such as wulfbench-report), else `default`."""
+    return os.environ.get("WB_PROG", "").strip() or default
 
 
 def name_runs(runs: list[Run]) -> None:
@@ -554,6 +830,22 @@ def name_runs(runs: list[Run]) -> None:
             base = f"{base} #{used[base]}"
         used[base] = 1
         run.name = base
+
+
+_MD_INLINE = re.compile(r"([\\`*_\[\]|~#!])")
+_MD_LIST = re.compile(r"^([-+=])")
+_MD_NUMBERED = re.compile(r"^(\d+)([.)])")
+
+
+def md_escape(value: Any) -> str:
+    """User text (a label, a file or host name) made safe for one Markdown line or
+    table cell: no line breaks, no HTML, and no character that would start
+    emphasis, code, a link, a table cell, a heading or a list."""
+    out = " ".join(str(value).split())
+    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = _MD_INLINE.sub(r"\\\1", out)
+    out = _MD_LIST.sub(r"\\\1", out)
+    return _MD_NUMBERED.sub(r"\1\\\2", out)
 
 
 def slug(name: str) -> str:

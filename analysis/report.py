@@ -4,7 +4,8 @@
 
 Writes DIR/index.html (one self-contained page, figures embedded), the PNG
 figures, summary.md and one CSV per table. Exit status: 0 done, 1 a bad or
-unreadable input (or the report could not be written), 2 a usage error.
+unreadable input (or the report could not be written), 2 a usage error, 3 written
+with some input files left out.
 """
 
 from __future__ import annotations
@@ -21,16 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, model, plots, tables
+from . import SCHEMA, derive, model, plots, scaling, tables
 from .derive import PointStats
-from .load import InputError, Run, find_result_files, name_runs, open_run
+from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
+                   guarded_main, name_runs, open_run, prog_name)
 from .tables import Table
 
-PROG = "report"
-
-
-class UsageError(Exception):
-    """A bad command line: exit 2."""
+PROG = prog_name("report")  # analysis (D2): the installed wrapper sets WB_PROG
+PROG_USAGE = prog_name("python3 -m analysis.report")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,14 +39,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python3 -m analysis.report",
+        prog=PROG_USAGE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Read wulfbench result files (HDF5, schema wulfbench/1) and write a report:\n"
                     "DIR/index.html (one self-contained page), the PNG figures, summary.md and a\n"
                     "CSV file for every table. Definitions: analysis/README.md.",
         epilog="A readable FILE.h5.partial (a run that has not finished) is reported and marked\n"
-               "partial. Exit status: 0 report written; 1 a file or folder could not be used, or\n"
-               "the report could not be written; 2 bad command line.\n\n"
+               "partial. A result file found in a folder that cannot be read is skipped and\n"
+               "listed; a bad value inside a file (NaN, infinite or negative time or count, a\n"
+               "wrong shape) skips that point, test or step with a warning naming the file and\n"
+               "dataset.\n\n"
+               "Exit status: 0 report written; 1 a file named on the command line could not be\n"
+               "used (nothing written; --skip-bad reports the rest), or the report could not be\n"
+               "written; 2 bad command line; 3 report written, but some files were left out\n"
+               "(each named on stderr and under 'Read first').\n\n"
                "Example: python3 -m analysis.report results/pi.h5 results/ec2.h5 results/i5.h5 \\\n"
                "             --baseline results/i5.h5 -o report/")
     parser.add_argument("files", nargs="+", metavar="FILES",
@@ -68,8 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-nodes", metavar="N", type=int, default=64,
                         help="forecast request time and speedup for 1..N nodes (default: 64)")
     parser.add_argument("--skip-bad", action="store_true",
-                        help="report on the readable files even when others cannot be read "
-                             "(each bad file is still named on stderr and the exit status is 1)")
+                        help="report on the readable files even when files named on the command "
+                             "line cannot be read (each bad file is still named on stderr, and "
+                             "the exit status is 3). Files found in a folder are always skipped "
+                             "this way")
     parser.add_argument("--title", metavar="TEXT", default="wulfbench report",
                         help="title of the page and of summary.md (default: wulfbench report)")
     parser.add_argument("-q", "--quiet", action="store_true",
@@ -127,19 +134,22 @@ def _fail_line(err: InputError) -> str:
 
 def load_runs(args: argparse.Namespace) -> tuple[list[Run], Run | None, list[str], list[str]]:
     """Read every input. Returns (runs, baseline, notices, error lines)."""
-    errors: list[str] = []
-    paths = []
+    # --- analysis: bad files (helper D2) ---
+    named: list[InputError] = []  # files named on the command line: fatal without --skip-bad
+    found: list[InputError] = []  # files found in a folder: always skipped and listed
+    paths: list[tuple[Path, bool]] = []
     for item in args.files:
         try:
-            paths.extend(find_result_files([item]))
+            paths.extend((p, Path(item).is_dir()) for p in find_result_files([item]))
         except InputError as err:
-            errors.append(_fail_line(err))
+            named.append(err)
     runs: list[Run] = []
-    for path in paths:
+    for path, in_folder in paths:
         try:
             runs.append(open_run(path))
         except InputError as err:
-            errors.append(_fail_line(err))
+            (found if in_folder else named).append(err)
+    # --- end analysis ---
     notices: list[str] = []
     baseline: Run | None = None
     if args.baseline:
@@ -153,7 +163,7 @@ def load_runs(args: argparse.Namespace) -> tuple[list[Run], Run | None, list[str
                 baseline = open_run(Path(args.baseline))
                 runs.append(baseline)
             except InputError as err:
-                errors.append(_fail_line(err))
+                named.append(err)
     name_runs(runs)
     if baseline is not None:
         notices.append(f"Baseline: <b>{html.escape(baseline.name)}</b> ({html.escape(str(baseline.path))}), "
@@ -174,6 +184,13 @@ def load_runs(args: argparse.Namespace) -> tuple[list[Run], Run | None, list[str
     if baseline is not None and baseline.invalid:
         notices.append(f"The baseline {html.escape(baseline.name)} failed verification: no "
                        "speedup is computed against it.")
+    # --- analysis: bad files (helper D2) ---
+    errors = bad_file_lines(named, found, runs, args.skip_bad, PROG)
+    notices.extend(f"Left out: {html.escape(e.subject)}: {html.escape(e.what)}."
+                   for e in named + found)
+    args.fatal = bool(named) and not args.skip_bad
+    args.partly = bool(named or found)
+    # --- end analysis ---
     return runs, baseline, notices, errors
 
 
@@ -270,6 +287,16 @@ def build(args: argparse.Namespace, runs: list[Run], baseline: Run | None,
 
     _fft_section(rep, runs, stats_by_run, all_stats, colour)
     comps = _comparison_section(rep, runs, baseline, stats_by_run, colour)
+    # --- analysis: measured scaling (helper D2) ---
+    sc = scaling.build([r for r in runs if r is not baseline], rep.outdir)
+    if sc.rows:
+        sec = Section("scaling", "Measured scaling")
+        sec.para(_e(scaling.CAPTION))
+        sec.figure(plots.Figure(sc.figure, "Measured scaling", scaling.CAPTION))
+        sec.table(sc.table)
+        sec.bullets([_e(n) for n in sc.notes])
+        rep.sections.append(sec)
+    # --- end analysis ---
     _per_rank_section(rep, args, runs, stats_by_run)
     _transfer_section(rep, runs, colour)
     _model_section(rep, args, runs, baseline, stats_by_run, comps)
@@ -806,10 +833,15 @@ def run(argv: list[str]) -> int:
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be at least 1")
     runs, baseline, notices, errors = load_runs(args)
+    # --- analysis: bad files and bad values (helper D2) ---
     for line in errors:
         print(line, file=sys.stderr)
-    if errors and (not args.skip_bad or not runs):
+    if errors and (args.fatal or not runs):
         return 1
+    for r in runs:
+        for problem in r.skipped:
+            print(f"{PROG}: {r.path}: warning: {problem}", file=sys.stderr)
+    # --- end analysis ---
     if not runs:
         print(f"{PROG}: no result files given; name .h5 files or a folder that holds them",
               file=sys.stderr)
@@ -828,29 +860,13 @@ def run(argv: list[str]) -> int:
               f"{len(rep.tables)} tables, {len(runs)} runs)")
         for path in written[1:]:
             print(f"  {path}")
-    return 1 if errors else 0
+    return 3 if args.partly else 0  # analysis (D2): 3 = written, some files left out
 
 
 def main(argv: list[str] | None = None) -> int:
-    warnings.simplefilter("ignore")
-    try:
-        return run(sys.argv[1:] if argv is None else argv)
-    except UsageError as err:
-        print(f"{PROG}: {err}; see --help", file=sys.stderr)
-        return 2
-    except InputError as err:
-        print(_fail_line(err), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; the report may be incomplete", file=sys.stderr)
-        return 130
-    except Exception as exc:  # never show a traceback to the user
-        if os.environ.get("WB_REPORT_DEBUG"):
-            raise
-        detail = " ".join(str(exc).split())[:200]
-        print(f"{PROG}: internal error ({type(exc).__name__}: {detail}); please report it with "
-              "the input files", file=sys.stderr)
-        return 1
+    # analysis (D2): the one-line error handling shared with compare and scaling
+    return guarded_main(run, sys.argv[1:] if argv is None else argv, PROG,
+                        "interrupted; the report may be incomplete")
 
 
 if __name__ == "__main__":

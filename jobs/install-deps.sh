@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
-# Usage: jobs/install-deps.sh GROUP...   groups: build analysis test bench browser cluster slurm
+# Usage: jobs/install-deps.sh GROUP...   groups: build analysis pandas test bench browser cluster slurm
+# (pandas is optional: only analysis.frames, the DataFrame reader, needs it; the tests use it)
 # Run it on every node of a cluster (Raspberry Pi OS, Debian, Ubuntu); it uses sudo when not root.
 set -euo pipefail
 
 declare -A GROUP=(
   [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libhdf5-openmpi-dev hdf5-tools"
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
-  [test]="python3-pytest sox alsa-utils"
+  [pandas]="python3-pandas"
+  [test]="python3-pytest python3-pandas sox alsa-utils"
   [bench]="netpipe-openmpi hpcc"
   [browser]="chromium fonts-dejavu-core"
   [cluster]="iproute2 util-linux procps time"

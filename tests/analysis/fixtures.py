@@ -401,6 +401,94 @@ def write_set(folder: Path | str) -> list[Path]:
             write_run(folder / "i5.h5", I5)]
 
 
+
+def _replace(f: h5py.File, name: str, data) -> None:
+    del f[name]
+    f.create_dataset(name, data=data)
+
+
+def _scaled(f: h5py.File, name: str, index, value) -> None:
+    arr = f[name][()]
+    arr[index] = value
+    f[name][...] = arr
+
+
+# Damage done to one point (fft/p001) or one transfer or load group of a good
+# file; the analysis must name the dataset and skip that object.
+ODD_VALUES = {
+    "nan_total": ("fft/p001/t_total", lambda f: _scaled(f, "fft/p001/t_total", 1, np.nan)),
+    "inf_compute": ("fft/p001/t_compute", lambda f: _scaled(f, "fft/p001/t_compute", (1, 2), np.inf)),
+    "negative_total": ("fft/p001/t_total", lambda f: _replace(f, "fft/p001/t_total",
+                                                               -f["fft/p001/t_total"][()])),
+    "negative_gather": ("fft/p001/t_gather", lambda f: _scaled(f, "fft/p001/t_gather", (0, 1), -1e-3)),
+    "wrong_shape": ("fft/p001/t_compute", lambda f: _replace(f, "fft/p001/t_compute",
+                                                              np.ones((3, 7, 2)))),
+    "short_reps": ("fft/p001/t_distribute", lambda f: _replace(f, "fft/p001/t_distribute",
+                                                                np.ones((4, 4)))),
+    "short_ranks": ("fft/p001/bytes_in", lambda f: _replace(f, "fft/p001/bytes_in",
+                                                             np.ones(2, dtype=np.int64))),
+    "negative_frames": ("fft/p001/frames", lambda f: _scaled(f, "fft/p001/frames", 0, -5)),
+    "zero_total": ("fft/p001/t_total", lambda f: _scaled(f, "fft/p001/t_total", 2, 0.0)),
+    "idle_frames": ("fft/p001/frames", lambda f: _scaled(f, "fft/p001/frames", slice(None), 0)),
+    "scalar_total": ("fft/p001/t_total", lambda f: _replace(f, "fft/p001/t_total", 3.0)),
+    "text_total": ("fft/p001/t_total", lambda f: _replace(f, "fft/p001/t_total",
+                                                           np.array([b"a", b"b"]))),
+    "inf_nfiles": ("fft/p001/@nfiles", lambda f: f["fft/p001"].attrs.__setitem__("nfiles", np.inf)),
+    "missing_total": ("fft/p001", lambda f: f.__delitem__("fft/p001/t_total")),
+    "negative_pingpong": ("transfer/pingpong/t_med",
+                          lambda f: _scaled(f, "transfer/pingpong/t_med", (2, 0), -1.0)),
+    "short_bw": ("transfer/bw/t_med", lambda f: _replace(f, "transfer/bw/t_med", np.ones((3, 2)))),
+    "load_lengths": ("load/s001/t_done", lambda f: _replace(f, "load/s001/t_done", np.ones(3))),
+    "load_before_submit": ("load/s002/t_done",
+                           lambda f: _scaled(f, "load/s002/t_done", 0, -50.0)),
+}
+
+
+def write_odd(path: Path | str, kind: str, cfg: Cluster = PI) -> tuple[Path, str]:
+    """A good run with one kind of bad value from ODD_VALUES; returns the path
+    and the dataset that holds it."""
+    where, damage = ODD_VALUES[kind]
+    path = write_run(path, cfg)
+    with h5py.File(path, "a") as f:
+        damage(f)
+    return path, where
+
+
+def write_corrupt(path: Path | str, cfg: Cluster = PI, start: int = 2048,
+                  step: int = 997) -> Path:
+    """A good run with every step-th byte from `start` on inverted."""
+    path = write_run(path, cfg)
+    data = bytearray(Path(path).read_bytes())
+    for offset in range(start, len(data), step):
+        data[offset] ^= 0xFF
+    Path(path).write_bytes(bytes(data))
+    return path
+
+
+
+WULFBENCH = Path(__file__).resolve().parents[2] / "build" / "wulfbench"
+
+
+def run_wulfbench(nranks: int, *args: str, timeout: float = 240) -> None:
+    """Run build/wulfbench under mpirun on nranks ranks (np > 2 oversubscribed);
+    raises AssertionError with its output if it fails."""
+    import os
+    import shutil
+    import subprocess
+    env = dict(os.environ)
+    if os.geteuid() == 0:
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [shutil.which("mpirun") or "mpirun", "-np", str(nranks), "--oversubscribe",
+           str(WULFBENCH), *map(str, args)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
+
+
+SMALL_FFT = ("fft", "--sweep", "files", "--files", "1,4", "--file-seconds", "1", "--reps", "5",
+             "--plan", "estimate", "-q")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Write synthetic wulfbench/1 result files (pi.h5, ec2.h5, i5.h5) for tests.")
