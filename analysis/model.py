@@ -20,8 +20,6 @@ and beta; the fit errors on the measured points say how far to trust it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
 from . import stats
@@ -76,6 +74,7 @@ class Forecast:
     measured_t: float
     measured_ci: tuple[float, float]
     measured_speedup: float
+    measured: list[tuple[int, float]] = field(default_factory=list)  # (nodes, median t_total)
 
 
 @dataclass
@@ -93,7 +92,6 @@ class RunModel:
     # (bytes, seconds, description) the alpha-beta fit was made to, and the
     # fitted curve in the same coordinates
     comm_data: tuple[np.ndarray, np.ndarray, str] | None = None
-    comm_curve: Callable[[np.ndarray], np.ndarray] | None = None
     notes: list[str] = field(default_factory=list)
     # (point id, p, measured, predicted) for every point used to judge the fit
     checks: list[tuple[str, int, float, float]] = field(default_factory=list)
