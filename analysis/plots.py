@@ -595,7 +595,7 @@ def link_maps(run: Run, maps: list[tuple[str, LinkMap]], outdir: Path) -> Figure
                         ax.text(r, s_, f"{100 * lm.ratio[s_, r]:.0f}%", ha="center", va="center",
                                 fontsize=8, color="black")
     cbar = fig.colorbar(im, ax=list(axes[0]), shrink=0.85)
-    cbar.set_label("speed relative to the median link (1 = median; clipped at 0.5 and 1.5)")
+    cbar.set_label("speed / median link (1 = median)")
     cbar.ax.axhline(0.8, color="black", linewidth=2)
     fig.suptitle(f"Links relative to the median: {run.name} (black boxes: below 80 %)")
     name = _save(fig, outdir, f"transfer_links_{slug(run.name)}.png")
@@ -637,8 +637,8 @@ def timeline(run: Run, point_id: str, events: np.ndarray, t_total: float,
     ax.invert_yaxis()
     ax.set_xlabel(f"time from the repetition's start barrier ({unit}, linear)")
     ax.set_ylabel("rank (host:rank)")
-    ax.legend(loc="lower right", fontsize=9, ncol=4)
-    ax.set_title(f"{run.name}: chunks of the last recorded repetition at {point_id}")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=9, ncol=4, frameon=False)
+    fig.suptitle(f"{run.name}: chunks of the last recorded repetition at {point_id}")
     name = _save(fig, outdir, f"timeline_{slug(run.name)}.png")
     return Figure(name, f"Pipeline timeline: {run.name} {point_id}",
                   "Each bar is one chunk on one rank: receiving its samples (top), transforming "
@@ -659,7 +659,8 @@ def dfft(items: list[DfftStats], outdir: Path) -> Figure | None:
     for k, ((run, nranks), ds) in enumerate(sorted(by_nodes.items())):
         ds.sort(key=lambda d: d.n)
         ax1.plot([d.n for d in ds], [d.gflops for d in ds], marker="o",
-                 color=PALETTE[k % len(PALETTE)], label=f"{run}, {nranks} ranks")
+                 color=PALETTE[k % len(PALETTE)],
+                 label=f"{run}, {nranks} rank" + ("s" if nranks != 1 else ""))
     ax1.set_xscale("log", base=2)
     ax1.xaxis.set_major_formatter(FuncFormatter(_si_count))
     ax1.set_xlabel("transform size N (points, log scale)")
@@ -688,7 +689,8 @@ def dfft(items: list[DfftStats], outdir: Path) -> Figure | None:
     ax3.bar(pos[split], local[split] / scale, color=PHASE_COLOURS["compute"], label="local FFT")
     ax3.bar(pos[split], trans[split] / scale, bottom=local[split] / scale,
             color=PHASE_COLOURS["distribute"], label="transpose")
-    ax3.bar(pos[~split], total[~split] / scale, color="0.7", label="t_total (1-D: not split)")
+    if (~split).any():
+        ax3.bar(pos[~split], total[~split] / scale, color="0.7", label="t_total (1-D: not split)")
     ax3.plot(pos, total / scale, linestyle="none", marker="_", markersize=20, markeredgewidth=2,
              color="black", label="median t_total")
     ax3.set_xticks(pos)

@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 class Section:
     anchor: str
     title: str
+    nav: str = ""  # short name in the navigation bar
     blocks: list[tuple[str, object]] = field(default_factory=list)  # ("p"|"ul"|"table"|"figure", payload)
 
     def para(self, text: str) -> None:
@@ -127,8 +128,8 @@ class Report:
         """Record a headline finding about a run."""
         self.findings.setdefault(run, []).append(text)
 
-    def section(self, anchor: str, title: str) -> Section:
-        sec = Section(anchor, title)
+    def section(self, anchor: str, title: str, nav: str = "") -> Section:
+        sec = Section(anchor, title, nav or title)
         self.sections.append(sec)
         return sec
 
@@ -383,7 +384,7 @@ def _run_notices(rep: Report, ctx: Context, run: Run) -> None:
 
 
 def _fft_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("fft", "FFT requests (study rows 1–4, 6–9)")
+    sec = rep.section("fft", "FFT requests (study rows 1–4, 6–9)", "FFT")
     all_stats = [s for r in ctx.runs for s in ctx.stats[r.name]]
     without = [r.name for r in ctx.runs if not r.points]
     if without:
@@ -460,7 +461,7 @@ def _pipeline_section(rep: Report, ctx: Context) -> None:
                          "link_use": link_use_text(a) or "–"})
     if not rows:
         return
-    sec = rep.section("pipeline", "Schedule and pipeline")
+    sec = rep.section("pipeline", "Schedule and pipeline", "Pipeline")
     sec.para("How the head node handed out the work: the schedule, how far its phases "
              "overlapped, and how much of the head node's link the request used.")
     sec.table(tables.pipeline(rows))
@@ -497,7 +498,8 @@ def _causes(ctx: Context, c: Comparison) -> str:
 
 
 def _baseline_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("baseline", "Speedup against one node and against the baseline (study row 5)")
+    sec = rep.section("baseline", "Speedup against one node and against the baseline (study row 5)",
+                      "Speedup")
     for run in ctx.runs:
         if run.invalid:
             continue
@@ -580,7 +582,7 @@ def _baseline_section(rep: Report, ctx: Context) -> None:
 
 
 def _per_rank_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("ranks", "Per rank")
+    sec = rep.section("ranks", "Per rank", "Ranks")
     chosen, notes = choose_points(ctx.runs, ctx.stats, ctx.args.point)
     rep.notes.extend(notes)
     shown: list[tuple[Run, str, list[derive.RankStats]]] = []
@@ -634,7 +636,7 @@ def _per_rank_section(rep: Report, ctx: Context) -> None:
 
 
 def _transfer_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("transfer", "Data transfer")
+    sec = rep.section("transfer", "Data transfer", "Transfer")
     without = [r.name for r in ctx.runs if "transfer" not in r.groups]
     if without:
         sec.para("No /transfer group in: " + ", ".join(without) + " (skipped).")
@@ -678,12 +680,15 @@ def _transfer_section(rep: Report, ctx: Context) -> None:
             given = ctx.extra[r.name].transfer.get(name)
             ts = derive.transfer_stats(r, t, given.stats if given else {})
             (coll_stats if t.kind == "collective" else p2p_stats).append(ts)
-    flagged = [f"{t.run.name}/{t.test} at " + ", ".join(tables.fmt_bytes(b) for b in
-                                                        t.bytes[t.unstable])
-               for t in p2p_stats + coll_stats if t.unstable.any()]
-    if flagged:
-        rep.warnings.append("Unstable transfer points (CV over repetitions > 5 %), shown but "
-                            "flagged: " + "; ".join(flagged) + ".")
+    for r in usable:
+        mine = [t for t in p2p_stats + coll_stats if t.run is r]
+        flagged = [f"{t.test} at {tables.fmt_bytes(b)}" for t in mine for b in t.bytes[t.unstable]]
+        if flagged:
+            total = sum(t.bytes.size for t in mine)
+            more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""
+            rep.warnings.append(f"{_b(r.name)}: {len(flagged)} of {total} transfer points "
+                                "unstable (CV over repetitions > 5 %), flagged in the tables: "
+                                + ", ".join(flagged[:6]) + more + ".")
     if p2p_stats:
         sec.table(tables.transfer_stats(p2p_stats, "transfer_p2p", "Point to point and ring"))
     if coll_stats:
@@ -732,7 +737,7 @@ def _dfft_section(rep: Report, ctx: Context) -> None:
             items.append(ds)
     if not items:
         return
-    sec = rep.section("dfft", "Distributed FFT")
+    sec = rep.section("dfft", "Distributed FFT", "dfft")
     sec.para("One transform spread over the ranks with FFTW-MPI (the HPC view of an FFT on a "
              "cluster), as HPCC's MPIFFT measures it.")
     sec.figure(plots.dfft(items, rep.outdir))
@@ -745,7 +750,7 @@ def _scaling_section(rep: Report, ctx: Context) -> None:
         from . import scaling  # type: ignore[attr-defined]
     except ImportError:
         return
-    sec = rep.section("scaling", "Scaling with nodes")
+    sec = rep.section("scaling", "Scaling with nodes", "Scaling")
     paths, notes = scaling.write(ctx.runs, rep.outdir)
     for path in paths:
         p = Path(path)
@@ -755,7 +760,7 @@ def _scaling_section(rep: Report, ctx: Context) -> None:
 
 
 def _model_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("model", "Model and forecast")
+    sec = rep.section("model", "Model and forecast", "Forecast")
     sec.para("Hockney model t(m) = α + m/β fitted to pingpong (relative-error least squares); "
              "per-rank compute time fitted as c0 + c1·flops; request time on p ranks modelled as "
              "t0 + (p−1)·α + M_in·(p−1)/(p·β) + c0 + c1·F/p + (p−1)·α + M_out·(p−1)/(p·β), where "
@@ -822,7 +827,7 @@ def _compute_data(usable: list[PointStats]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _load_section(rep: Report, ctx: Context) -> None:
-    sec = rep.section("load", "Service under load (study rows 10–11)")
+    sec = rep.section("load", "Service under load (study rows 10–11)", "Load")
     without = [r.name for r in ctx.runs if "load" not in r.groups]
     if without:
         sec.para("No /load group in: " + ", ".join(without) + " (skipped).")
@@ -860,7 +865,7 @@ def _saturation_text(s: derive.Saturation) -> str:
 
 
 def _method_section(rep: Report) -> None:
-    sec = rep.section("method", "How the numbers are made")
+    sec = rep.section("method", "How the numbers are made", "Method")
     sec.bullets([
         "Every time is the median over the recorded repetitions (warm-up repetitions are never "
         "recorded). Per-rank times are first reduced to the slowest rank of each repetition: "
@@ -955,7 +960,8 @@ def _speedup_text(ctx: Context) -> str:
                 text += " IMPLAUSIBLE, see Read first"
             cross = [c for c in ctx.crossings if c.run is run and c.kind == kind]
             if cross:
-                text += "; " + "; ".join(tables.crossover_text(c) for c in cross)
+                text += "; " + "; ".join(f"{c.scenario}: {tables.crossover_short(c)}"
+                                         for c in cross)
             parts.append(text)
     return "; ".join(parts) or "no baseline measured (use --paired-baseline, or give --baseline)"
 
@@ -1001,7 +1007,8 @@ def _cell_class(text: str, kind: str) -> str:
     classes = []
     if kind in tables.NUMERIC:
         classes.append("num")
-    if any(w in text for w in ("INVALID", "STRAGGLER", "FAILED", "PARTIAL", "IMPLAUSIBLE")):
+    if len(text) < 80 and any(w in text for w in ("INVALID", "STRAGGLER", "FAILED", "PARTIAL",
+                                                  "IMPLAUSIBLE")):
         classes.append("bad")
     elif text.startswith("unstable") or text.startswith("no ("):
         classes.append("warncell")
@@ -1069,7 +1076,7 @@ def _generated(rep: Report) -> str:
 def _nav(rep: Report) -> list[tuple[str, str]]:
     items = [("readfirst", "Read first")] if rep.warnings else []
     items.append(("summary", "Summary"))
-    return items + [(s.anchor, s.title.split(" (")[0]) for s in rep.sections]
+    return items + [(s.anchor, s.nav) for s in rep.sections]
 
 
 def render_html(rep: Report) -> str:

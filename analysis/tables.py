@@ -421,10 +421,22 @@ def crossover_text(c: Crossover) -> str:
         text += f" ({c.seconds_per_file:g} s of audio)"
     early = _x_unit(c.scenario, c.x_early) if c.x_early is not None else "–"
     late = _x_unit(c.scenario, c.x_late) if c.x_late is not None else f"beyond {_x_unit(c.scenario, hi)}"
-    text += f", 95 % CI {early} to {late}; the cluster wins at every larger point measured"
+    if c.x_early == c.x == c.x_late:
+        text += " (the 95 % CIs give the same point)"
+    else:
+        text += f" (95 % CI {early} to {late})"
+    text += "; the cluster wins at every larger point measured"
     if lo < c.x:
         text += f" (measured from {_x_unit(c.scenario, lo)})"
     return text
+
+
+def crossover_short(c: Crossover) -> str:
+    if c.x is None:
+        worst = max(c.losing, key=lambda item: item[0]) if c.losing else None
+        return ("no crossover" + (f" (loses at {_x_unit(c.scenario, worst[0])}, S "
+                                  f"{fmt_ratio(worst[1])})" if worst else ""))
+    return f"crossover at {_x_unit(c.scenario, c.x)}"
 
 
 def crossovers(items: list[Crossover]) -> Table:
