@@ -169,7 +169,8 @@ def csv_cells(value: Any, kind: str, key: str) -> dict[str, str]:
         return {f"{key}{unit}": _raw(vals[0]), f"{key}_ci_low{unit}": _raw(vals[1]),
                 f"{key}_ci_high{unit}": _raw(vals[2])}
     suffix = {"time": "_s", "bytes": "_bytes", "Bps": "_Bps"}.get(kind, "")
-    return {key + ("" if key.endswith(suffix) else suffix): _raw(value)}
+    named = key.endswith(suffix) or key == suffix.lstrip("_")  # already says its unit
+    return {key + ("" if named else suffix): _raw(value)}
 
 
 def _raw(value: Any) -> str:
