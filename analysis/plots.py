@@ -197,7 +197,7 @@ def fft_times(items: list[PointStats], scenario: str, colour: dict[str, str], ou
     xs_all: list[float] = []
     panels = [("total request time", [("total", "-", "total")]),
               ("distribution and overhead", [("distribute", "-", "distribution"),
-                                             ("overhead", "--", "overhead (total − slowest compute)")]),
+                                             ("overhead", "--", "overhead (the rest of t_total)")]),
               ("compute (slowest rank)", [("fft", "-", "FFTW execute"),
                                           ("compute", ":", "whole transform work")])]
     for ax, (title, lines) in zip(axes, panels):
@@ -224,8 +224,10 @@ def fft_times(items: list[PointStats], scenario: str, colour: dict[str, str], ou
     name = _save(fig, outdir, f"fft_{scenario}_times.png")
     return Figure(name, f"Time against {'file size' if scenario == 'sizes' else 'files per request'}",
                   "Median of the repetitions with 95 % confidence intervals. Distribution, "
-                  "gather and compute are the slowest rank's; overhead is total minus the "
-                  "slowest rank's compute. Points that failed verification are left out.")
+                  "gather and compute are the slowest rank's; overhead is what the slowest "
+                  "rank's distribute, compute and gather leave of t_total (a negative overhead, "
+                  "from overlapping phases, is not drawn on the log axis). Points that failed "
+                  "verification are left out.")
 
 
 def fft_rate(items: list[PointStats], colour: dict[str, str], outdir: Path) -> Figure | None:
@@ -349,15 +351,18 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
             if c.cluster.point.scenario == scenario:
                 groups.setdefault((c.run.name, c.cluster.point.config), []).append(c)
         xs_all: list[float] = []
-        ps: set[int] = set()
+        ps: set[tuple[str, int]] = set()
         for (run, config), items in groups.items():
             items.sort(key=lambda c: _sweep_x(c.cluster))
             xs = [_sweep_x(c.cluster) for c in items]
             xs_all += xs
             label = run if len({k[1] for k in groups}) == 1 else f"{run} – {config}"
             p = items[0].p
-            ps.add(p)
             col = colour[run]
+            if (run, p) not in ps:
+                ps.add((run, p))
+                axes[i][0].axhline(float(p), color=col, linestyle="-.", linewidth=1.2, alpha=0.7,
+                                   label=f"ideal S = p = {p} ({run})")
             sp = np.array([c.speedup for c in items])
             lo = np.array([c.ci_lo for c in items])
             hi = np.array([c.ci_hi for c in items])
@@ -380,9 +385,6 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
                                         xytext=(4, 6), textcoords="offset points")
         ax = axes[i][0]
         ax.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1, label="S = 1 (break-even)")
-        for p in sorted(ps):
-            ax.axhline(float(p), color="0.45", linestyle="-.", linewidth=1.2,
-                       label=f"ideal S = p = {p}")
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(_plain))
         ax.set_ylabel("speedup S (× baseline, log scale)")
