@@ -1,12 +1,14 @@
-"""Numbers derived from the raw samples of a run, shared by tables and plots:
-per-point statistics, baseline comparison, stragglers, transfer reductions,
-load percentiles and saturation.
+"""Numbers derived from the raw samples of a run, shared by tables, plots and
+the model; every per-point reduction lives here: per-point statistics and
+phases, paired and cross-run speedups, crossovers, stragglers, transfer
+statistics and link maps, dfft, load percentiles and saturation.
 
 Definitions (also printed in the report):
 - Per-rank times are reduced to the slowest rank of each repetition, then the
   median is taken over repetitions; distribution and gather over all ranks,
   compute and FFT over the ranks that compute.
-- overhead = t_total - slowest rank's t_compute, per repetition.
+- overhead = t_total - slowest t_distribute - slowest t_compute - slowest
+  t_gather, per repetition.
 - A point is unstable when the CV of t_total exceeds 5 %.
 - A straggler is a computing rank whose median t_compute, or whose median
   t_distribute + t_compute + t_gather, exceeds the median over computing ranks

@@ -731,7 +731,7 @@ def model_fit(run: Run, model: RunModel, comp_data: tuple[np.ndarray, np.ndarray
                 label=f"α = {_si_seconds(h.alpha_s)}, β = {h.beta_Bps / 1e6:.3g} MB/s")
         _loglog(ax)
         if what.startswith("distribution"):
-            ax.set_xlabel("bytes distributed per request (log scale)")
+            ax.set_xlabel("bytes the root sends, M·remote/p (bytes, log scale)")
             ax.set_title("slowest rank's distribution time = (p−1)·α + M·(p−1)/(p·β)\n"
                          f"rel. error median {100 * h.rel_err_median:.1f} %, "
                          f"max {100 * h.rel_err_max:.1f} %", fontsize=11)
