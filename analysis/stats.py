@@ -126,10 +126,11 @@ def median_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float, f
 
 
 def cv(samples: np.ndarray) -> float:
-    """Coefficient of variation: sample standard deviation over mean (NaN if n < 2)."""
+    """Coefficient of variation: sample standard deviation over mean (NaN if n < 2
+    or the mean is not positive)."""
     x = np.asarray(samples, dtype=float).reshape(-1)
     x = x[~np.isnan(x)]
-    if x.size < 2 or np.mean(x) == 0:
+    if x.size < 2 or not np.mean(x) > 0:  # meaningless for a mean at or below 0
         return float("nan")
     return float(np.std(x, ddof=1) / np.mean(x))
 

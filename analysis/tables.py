@@ -116,6 +116,10 @@ class Ci:
         return f(self.value), f"[{f(self.lo)}, {f(self.hi)}]"
 
 
+def _short(v: float) -> str:
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
 def render_parts(value: Any, kind: str) -> tuple[str, str]:
     """A cell as (main text, detail for a second line or a tooltip)."""
     if value is None:
@@ -124,8 +128,12 @@ def render_parts(value: Any, kind: str) -> tuple[str, str]:
         s: stats.Summary = value
         if s.n == 0:
             return "–", ""
+        main = fmt_time(s.median)
+        # the CI in the median's unit, so that the second line stays short
+        unit = main.split()[-1]
+        scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}.get(unit, 1.0)
         cv = "" if not _finite(s.cv) else f" cv {s.cv * 100:.1f}%"
-        return fmt_time(s.median), f"[{fmt_time(s.ci_lo)}, {fmt_time(s.ci_hi)}]{cv}"
+        return main, f"[{_short(s.ci_lo / scale)}, {_short(s.ci_hi / scale)}]{cv}"
     if kind == "ci":
         return value.parts()
     return render(value, kind), ""
@@ -275,7 +283,7 @@ def fft_points(point_stats: list[PointStats]) -> Table:
     cols = [Column("run", "run"), Column("point", "point"), Column("scenario", "scenario"),
             Column("config", "transform"), Column("nfiles", "files", "int"),
             Column("seconds_per_file", "s/file", "float"), Column("input_bytes", "input", "bytes"),
-            Column("p", "compute ranks", "int"), Column("reps", "reps", "int"),
+            Column("p", "p", "int"), Column("reps", "reps", "int"),
             Column("ci_level", "CI coverage", "pct")]
     cols += [Column(name, derive.SERIES_TITLES[name], "summary") for name in derive.SERIES]
     cols += [Column("kBps", "kB/s", "rate"), Column("gflops", "GFLOPS", "float"),
@@ -283,13 +291,15 @@ def fft_points(point_stats: list[PointStats]) -> Table:
     for row in rows:
         row["workload"] = workload(row["nfiles"], row["seconds_per_file"], row["input_bytes"])
     cols.insert(3, Column("workload", "request"))
-    return Table("fft_points", "FFT points: median, with the 95 % CI and CV below it", cols, rows,
-                 note="Per-rank times are the slowest rank of each repetition; overhead = total "
+    return Table("fft_points", "FFT points: median, with the 95 % CI (same unit) and CV below it",
+                 cols, rows,
+                 note="p = ranks that compute. Per-rank times are the slowest rank of each "
+                      "repetition; overhead = total "
                       "− slowest distribute − slowest compute − slowest gather, per repetition. "
                       "CI coverage is what the order-statistic interval achieves (below 95 % "
                       "only for fewer than 6 repetitions, where it falls back to [min, max]). "
                       "The page leaves out read and FFT; the CSV has every column.",
-                 html_columns=["run", "point", "workload", "config", "p", "reps", "total",
+                 html_columns=["run", "point", "workload", "p", "reps", "total",
                                "distribute", "compute", "gather", "overhead", "kBps", "gflops",
                                "status"])
 
