@@ -410,8 +410,9 @@ def comparison(comps: list[Comparison], name: str, title: str) -> Table:
                       "of the cluster's to the reverse; with two bracketing baselines (before "
                       "and after) it spans both, so their drift (after / before − 1) is inside "
                       "it. E = S/p, e = (1/S − 1/p)/(1 − 1/p), p = ranks that compute.",
-                 html_columns=["run", "point", "kind", "workload", "config", "p", "speedup",
-                               "efficiency", "karp_flatt", "drift", "verdict", "flags"])
+                 html_columns=["run", "point", "kind", "workload", "p", "speedup", "efficiency",
+                               "karp_flatt", "verdict", "flags"]
+                 + (["drift"] if any(_finite(c.drift) for c in comps) else []))
 
 
 def _x_unit(scenario: str, x: float) -> str:
