@@ -754,7 +754,10 @@ def _scaling_section(rep: Report, ctx: Context) -> None:
     paths, notes = scaling.write(ctx.runs, rep.outdir)
     for path in paths:
         p = Path(path)
-        sec.figure(plots.Figure(p.name, p.stem.replace("_", " "), ""))
+        if p.suffix == ".png":
+            sec.figure(plots.Figure(p.name, p.stem.replace("_", " "), ""))
+        else:
+            sec.para(f"Table: {p.name} (beside this page).")
     for note in notes:
         sec.para(str(note))
 

@@ -253,3 +253,33 @@ def test_two_baselines_bracket_the_run_and_show_drift(tmp_path):
     assert rows and all(float(r["drift"]) > 0.05 for r in rows)
     assert all(float(r["speedup_ci_low"]) < float(r["speedup"]) < float(r["speedup_ci_high"])
                for r in rows)
+
+
+def test_scaling_hook_is_called_from_one_place(tmp_path, monkeypatch):
+    """analysis.scaling (another module) plugs in through scaling.write(runs, outdir)."""
+    import sys
+    import types
+
+    from analysis import report
+
+    calls = []
+
+    def write(runs, outdir):
+        calls.append([r.name for r in runs])
+        png = outdir / "scaling.png"
+        png.write_bytes((tmp_path / "one.png").read_bytes())
+        (outdir / "scaling.csv").write_text("ranks,nodes\n1,1\n")
+        return [png, outdir / "scaling.csv"], ["one note from scaling"]
+
+    import matplotlib.pyplot as plt
+    fig = plt.figure(figsize=(4, 3))
+    fig.savefig(tmp_path / "one.png")
+    plt.close(fig)
+    monkeypatch.setitem(sys.modules, "analysis.scaling", types.SimpleNamespace(write=write))
+    fixtures.write_run(tmp_path / "in" / "i5.h5", fixtures.I5)
+    out = tmp_path / "r"
+    assert report.main([str(tmp_path / "in"), "-o", str(out), "-q"]) == 0
+    assert calls == [["i5-baseline"]]
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "id='scaling'" in page and "one note from scaling" in page
+    assert 'data-file="scaling.png"' in page and "scaling.csv" in page
