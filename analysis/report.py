@@ -33,6 +33,7 @@ from .load import InputError, Run, find_result_files, name_runs, open_run
 from .tables import Table
 
 PROG = "report"
+FOLD_ROWS = 24  # longer tables are folded on the page (the CSV and summary.md have them whole)
 TEMPLATE = Path(__file__).with_name("page.html")
 
 
@@ -1037,6 +1038,9 @@ def html_table(t: Table) -> str:
         out.append("<p class='meta'>(no rows)</p>")
         return "\n".join(out)
     cols = t.shown_columns
+    folded = len(rows) > FOLD_ROWS
+    if folded:  # long tables stay one click away, so the page stays short
+        out.append(f"<details><summary>show the {len(rows)} rows</summary>")
     out.append("<div class='tablewrap'><table>")
     if t.transpose:
         out.append("<tbody>")
@@ -1049,6 +1053,8 @@ def html_table(t: Table) -> str:
         for row in rows:
             out.append("<tr>" + "".join(_html_cell(row.get(c.key), c.kind) for c in cols) + "</tr>")
     out.append("</tbody></table></div>")
+    if folded:
+        out.append("</details>")
     return "\n".join(out)
 
 
