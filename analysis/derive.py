@@ -66,6 +66,19 @@ def slowest_median(point: FftPoint, series: str) -> float:
     return stats.nanmedian(stats.nanmax(arr, axis=1))
 
 
+def compute_samples(points: list[FftPoint]) -> tuple[np.ndarray, np.ndarray]:
+    """(flops, median t_compute) of every computing rank at every point."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for point in points:
+        med = per_rank_median(point, "t_compute")
+        for r in point.compute_ranks:
+            if r < med.size and r < point.flops.size:
+                xs.append(float(point.flops[r]))
+                ys.append(float(med[r]))
+    return np.asarray(xs), np.asarray(ys)
+
+
 def median_total(point: FftPoint) -> float:
     return stats.nanmedian(point.times["t_total"])
 

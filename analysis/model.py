@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
-from .derive import median_total, per_rank_median, slowest_median
+from .derive import compute_samples, median_total, slowest_median
 from .load import FftPoint, Run
 
 NODES = np.arange(1, 65)
@@ -244,15 +244,7 @@ def distributed_bytes(point: FftPoint) -> float:
 def fit_compute(points: list[FftPoint]) -> AffineFit | None:
     """Per-rank compute cost: median t_compute of each computing rank against its
     flops, over all points: t = c0 + c1 * flops."""
-    xs: list[float] = []
-    ys: list[float] = []
-    for point in points:
-        med = per_rank_median(point, "t_compute")
-        for r in point.compute_ranks:
-            if r < med.size and r < point.flops.size:
-                xs.append(float(point.flops[r]))
-                ys.append(float(med[r]))
-    return fit_affine_rel(np.asarray(xs), np.asarray(ys))
+    return fit_affine_rel(*compute_samples(points))
 
 
 def predict(hockney: HockneyFit | None, compute: AffineFit, t0: float, point: FftPoint,

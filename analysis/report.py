@@ -780,7 +780,8 @@ def _model_section(rep: Report, ctx: Context) -> None:
         fitted.append(m)
         for note in m.notes:
             sec.para(f"{run.name}: {note}.")
-        sec.figure(plots.model_fit(run, m, _compute_data(usable), rep.outdir))
+        sec.figure(plots.model_fit(run, m, derive.compute_samples([s.point for s in usable]),
+                                   rep.outdir))
         if run not in ctx.baselines:
             cpu = str(run.hosts[0].get("cpu_model")) if run.hosts else "?"
             groups.setdefault(cpu, []).append((run, [s.point for s in usable]))
@@ -817,17 +818,6 @@ def _model_section(rep: Report, ctx: Context) -> None:
     if not groups:
         sec.para("Not enough data to forecast: no cluster run with FFT points.")
     ctx.forecast_text = " ".join(texts)
-
-
-def _compute_data(usable: list[PointStats]) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = [], []
-    for s in usable:
-        med = derive.per_rank_median(s.point, "t_compute")
-        for r in s.point.compute_ranks:
-            if r < med.size and r < s.point.flops.size:
-                xs.append(float(s.point.flops[r]))
-                ys.append(float(med[r]))
-    return np.asarray(xs), np.asarray(ys)
 
 
 def _load_section(rep: Report, ctx: Context) -> None:
