@@ -1,12 +1,14 @@
-"""Numbers derived from the raw samples of a run, shared by tables and plots:
-per-point statistics, baseline comparison, stragglers, transfer reductions,
-load percentiles and saturation.
+"""Numbers derived from the raw samples of a run, shared by tables, plots and
+the model; every per-point reduction lives here: per-point statistics and
+phases, paired and cross-run speedups, crossovers, stragglers, transfer
+statistics and link maps, dfft, load percentiles and saturation.
 
 Definitions (also printed in the report):
 - Per-rank times are reduced to the slowest rank of each repetition, then the
   median is taken over repetitions; distribution and gather over all ranks,
   compute and FFT over the ranks that compute.
-- overhead = t_total - slowest rank's t_compute, per repetition.
+- overhead = t_total - slowest t_distribute - slowest t_compute - slowest
+  t_gather, per repetition.
 - A point is unstable when the CV of t_total exceeds 5 %.
 - A straggler is a computing rank whose median t_compute, or whose median
   t_distribute + t_compute + t_gather, exceeds the median over computing ranks
@@ -15,7 +17,6 @@ Definitions (also printed in the report):
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,35 +33,54 @@ STRAGGLER_RATIO = 1.20
 SCENARIO_X = {"sizes": "input_bytes", "files": "nfiles"}
 
 
-def _nanmax_rows(arr: np.ndarray) -> np.ndarray:
-    """Max over axis 1, NaN for rows that are all NaN (without warnings)."""
-    if arr.ndim != 2 or arr.shape[1] == 0:
-        return np.full(arr.shape[0] if arr.ndim else 0, np.nan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmax(arr, axis=1)
-
-
-def _nanmedian(arr: np.ndarray, axis: int | None = None) -> np.ndarray | float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(arr, axis=axis)
-
-
 def series_samples(point: FftPoint) -> dict[str, np.ndarray]:
-    """Per-repetition samples of every series of a point."""
+    """Per-repetition samples of every series of a point. Overhead is what the
+    slowest rank's distribute, compute and gather leave of t_total in the same
+    repetition (negative when the phases overlap)."""
     t = point.times
     cr = point.compute_ranks
-    compute = _nanmax_rows(t["t_compute"][:, cr])
+    compute = stats.nanmax(t["t_compute"][:, cr], axis=1)
+    distribute = stats.nanmax(t["t_distribute"], axis=1)
+    gather = stats.nanmax(t["t_gather"], axis=1)
     return {
         "total": t["t_total"],
         "read": t["t_read"],
-        "distribute": _nanmax_rows(t["t_distribute"]),
+        "distribute": distribute,
         "compute": compute,
-        "fft": _nanmax_rows(t["t_fft"][:, cr]),
-        "gather": _nanmax_rows(t["t_gather"]),
-        "overhead": t["t_total"] - compute,
+        "fft": stats.nanmax(t["t_fft"][:, cr], axis=1),
+        "gather": gather,
+        "overhead": t["t_total"] - np.nan_to_num(distribute) - compute - np.nan_to_num(gather),
     }
+
+
+def per_rank_median(point: FftPoint, series: str) -> np.ndarray:
+    """Each rank's median over repetitions of a per-rank series."""
+    return stats.nanmedian(point.times[series], axis=0)
+
+
+def slowest_median(point: FftPoint, series: str) -> float:
+    """Median over repetitions of the slowest rank's time."""
+    arr = point.times[series]
+    if arr.size == 0:
+        return float("nan")
+    return stats.nanmedian(stats.nanmax(arr, axis=1))
+
+
+def compute_samples(points: list[FftPoint]) -> tuple[np.ndarray, np.ndarray]:
+    """(flops, median t_compute) of every computing rank at every point."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for point in points:
+        med = per_rank_median(point, "t_compute")
+        for r in point.compute_ranks:
+            if r < med.size and r < point.flops.size:
+                xs.append(float(point.flops[r]))
+                ys.append(float(med[r]))
+    return np.asarray(xs), np.asarray(ys)
+
+
+def median_total(point: FftPoint) -> float:
+    return stats.nanmedian(point.times["t_total"])
 
 
 @dataclass
@@ -137,9 +157,9 @@ class RankStats:
 def rank_stats(run: Run, point: FftPoint) -> list[RankStats]:
     """Per-rank medians at one point, with the straggler rule applied."""
     t = point.times
-    med = {name: _nanmedian(t[f"t_{name}"], axis=0)
+    med = {name: per_rank_median(point, f"t_{name}")
            for name in ("distribute", "compute", "fft", "gather")}
-    phases = _nanmedian(t["t_distribute"] + t["t_compute"] + t["t_gather"], axis=0)
+    phases = stats.nanmedian(t["t_distribute"] + t["t_compute"] + t["t_gather"], axis=0)
     computing = set(int(r) for r in point.compute_ranks)
     out: list[RankStats] = []
     for r in range(point.nranks):
@@ -152,7 +172,7 @@ def rank_stats(run: Run, point: FftPoint) -> list[RankStats]:
                              gflops=flops / fft / 1e9 if fft > 0 and flops > 0 else float("nan")))
     workers = [s for s in out if s.computes]
     if len(workers) >= 2:
-        med = {name: float(np.nanmedian([getattr(s, name) for s in workers]))
+        med = {name: stats.nanmedian([getattr(s, name) for s in workers])
                for name in ("distribute", "compute", "gather", "phases")}
         for s in workers:
             s.compute_ratio = s.compute / med["compute"] if med["compute"] > 0 else float("nan")
@@ -186,51 +206,111 @@ def default_point(run: Run, stats_list: list[PointStats]) -> PointStats | None:
 
 @dataclass
 class Comparison:
+    """A speedup at one point: paired (the baseline ran in the same job,
+    alternating with the cluster) or across runs (a separate baseline file)."""
+
     run: Run
     cluster: PointStats
-    base: PointStats
+    base: PointStats | None  # the baseline run's point; None when paired
+    kind: str  # "paired" or "cross-run"
+    base_name: str
     speedup: float
-    efficiency: float
-    p: int
-    karp_flatt: float
-    verdict: str  # faster / slower / CIs overlap
+    ci_lo: float
+    ci_hi: float
+    n: int  # pairs (paired) or cluster repetitions (cross-run)
+    drift: float = float("nan")  # after / before - 1 of two bracketing baselines
+
+    @property
+    def p(self) -> int:
+        return self.cluster.point.p
+
+    @property
+    def efficiency(self) -> float:
+        return stats.efficiency(self.speedup, self.p)
+
+    @property
+    def karp_flatt(self) -> float:
+        return stats.karp_flatt(self.speedup, self.p)
+
+    @property
+    def verdict(self) -> str:
+        if self.ci_lo > 1:
+            return "cluster faster"
+        if self.ci_hi < 1:
+            return "cluster slower"
+        return "CI includes 1"
+
+    @property
+    def implausible(self) -> list[str]:
+        """What is implausible about this speedup (empty when nothing is)."""
+        out = []
+        if self.p > 1 and self.efficiency > 1.0:
+            out.append(f"efficiency {100 * self.efficiency:.0f} % > 100 %")
+        if self.p > 1 and self.karp_flatt < 0:
+            out.append(f"Karp–Flatt {self.karp_flatt:.3g} < 0")
+        return out
 
 
-def compare(cluster: list[PointStats], base: list[PointStats]) -> tuple[list[Comparison], list[str]]:
-    """Match usable points by key and compute speedup, efficiency and Karp-Flatt."""
+def compare_paired(run: Run, items: list[PointStats],
+                   baselines: dict[str, np.ndarray]) -> list[Comparison]:
+    """Speedup per point as the median of the paired ratios baseline t_total[r] /
+    cluster t_total[r], with its 95 % CI. `baselines` maps point id to the
+    baseline's t_total samples (/fft/<id>/baseline/t_total)."""
+    out = []
+    for s in items:
+        base = baselines.get(s.point.id)
+        if not s.usable or base is None:
+            continue
+        r = stats.paired_ratio(base, s.point.times["t_total"])
+        if r.n == 0:
+            continue
+        out.append(Comparison(run=run, cluster=s, base=None, kind="paired",
+                              base_name="rank 0 alone, same job", speedup=r.median,
+                              ci_lo=r.ci_lo, ci_hi=r.ci_hi, n=r.n))
+    return out
+
+
+def compare(cluster: list[PointStats], bases: list[list[PointStats]],
+            base_name: str = "baseline") -> tuple[list[Comparison], list[str]]:
+    """Match usable points by key against one baseline run, or two that
+    bracket the cluster run (before and after). The CI spans the cluster's and
+    the baselines' 95 % intervals, so the drift between two baselines is inside it."""
     notes: list[str] = []
-    by_key: dict[tuple, PointStats] = {}
-    for s in base:
-        if not s.usable:
-            continue
-        if s.point.key in by_key:
-            notes.append(f"baseline has two points with the same settings ({by_key[s.point.key].point.id}, "
-                         f"{s.point.id}); the first is used")
-            continue
-        by_key[s.point.key] = s
+    keyed: list[dict[tuple, PointStats]] = []
+    for base in bases:
+        by_key: dict[tuple, PointStats] = {}
+        for s in base:
+            if not s.usable:
+                continue
+            if s.point.key in by_key:
+                notes.append(f"baseline {s.run.name} has two points with the same settings "
+                             f"({by_key[s.point.key].point.id}, {s.point.id}); the first is used")
+                continue
+            by_key[s.point.key] = s
+        keyed.append(by_key)
     out: list[Comparison] = []
     seen: set[tuple] = set()
     for s in cluster:
-        if not s.usable or s.point.key not in by_key:
+        if not s.usable or not keyed or any(s.point.key not in k for k in keyed):
             continue
         if s.point.key in seen:
             notes.append(f"{s.run.name}: {s.point.id} repeats the settings of an earlier point; "
                          "not compared")
             continue
         seen.add(s.point.key)
-        b = by_key[s.point.key]
-        t_c, t_b = s.summaries["total"], b.summaries["total"]
-        sp = stats.speedup(t_b.median, t_c.median)
-        p = s.point.p
-        if t_c.ci_hi < t_b.ci_lo:
-            verdict = "faster"
-        elif t_c.ci_lo > t_b.ci_hi:
-            verdict = "slower"
-        else:
-            verdict = "CIs overlap"
-        out.append(Comparison(run=s.run, cluster=s, base=b, speedup=sp,
-                              efficiency=stats.efficiency(sp, p), p=p,
-                              karp_flatt=stats.karp_flatt(sp, p), verdict=verdict))
+        matched = [k[s.point.key] for k in keyed]
+        t_c = s.summaries["total"]
+        pooled = np.concatenate([b.point.times["t_total"] for b in matched])
+        lo = min(b.summaries["total"].ci_lo for b in matched)
+        hi = max(b.summaries["total"].ci_hi for b in matched)
+        drift = float("nan")
+        if len(matched) == 2:
+            drift = matched[1].median / matched[0].median - 1.0
+        out.append(Comparison(run=s.run, cluster=s, base=matched[0], kind="cross-run",
+                              base_name=base_name,
+                              speedup=stats.speedup(stats.nanmedian(pooled), t_c.median),
+                              ci_lo=stats.speedup(lo, t_c.ci_hi),
+                              ci_hi=stats.speedup(hi, t_c.ci_lo), n=t_c.n, drift=drift))
     return out, notes
 
 
@@ -239,33 +319,40 @@ class Crossover:
     run: Run
     scenario: str
     config: str
-    x: float | None  # None: never in the measured range
+    kind: str  # paired or cross-run
+    x: float | None  # None: no crossover
+    x_early: float | None  # the same rule on the CIs' upper ends
+    x_late: float | None  # ... and on their lower ends
     x_range: tuple[float, float]
+    losing: list[tuple[float, float]]  # (x, speedup) of points at or above 1 that lose
     seconds_per_file: float | None
-    sustained: bool  # S > 1 at every larger measured point too
 
 
 def crossovers(comps: list[Comparison]) -> list[Crossover]:
+    """Per run, scenario, configuration and kind of comparison: the smallest
+    size or file count from which the cluster wins at every larger point, and
+    the same rule applied to the ends of the speedups' 95 % CIs."""
     groups: dict[tuple, list[Comparison]] = {}
     for c in comps:
         sc = c.cluster.point.scenario
         if sc not in SCENARIO_X:
             continue
-        groups.setdefault((c.run.name, sc, c.cluster.point.config), []).append(c)
+        groups.setdefault((c.run.name, sc, c.cluster.point.config, c.kind), []).append(c)
     out = []
-    for (_, scenario, config), items in groups.items():
+    for (_, scenario, config, kind), items in groups.items():
         items.sort(key=lambda c: c.cluster.x)
         xs = [c.cluster.x for c in items]
         x = stats.crossover(xs, [c.speedup for c in items])
         secs = None
-        sustained = False
         if x is not None:
-            at = next(c for c in items if c.cluster.x == x)
-            secs = at.cluster.point.seconds_per_file
-            sustained = all(c.speedup > 1 for c in items if c.cluster.x >= x)
-        out.append(Crossover(run=items[0].run, scenario=scenario, config=config, x=x,
-                             x_range=(min(xs), max(xs)), seconds_per_file=secs,
-                             sustained=sustained))
+            secs = next(c for c in items if c.cluster.x == x).cluster.point.seconds_per_file
+        out.append(Crossover(
+            run=items[0].run, scenario=scenario, config=config, kind=kind, x=x,
+            x_early=stats.crossover(xs, [c.ci_hi for c in items]),
+            x_late=stats.crossover(xs, [c.ci_lo for c in items]),
+            x_range=(min(xs), max(xs)),
+            losing=[(c.cluster.x, c.speedup) for c in items if not c.speedup > 1],
+            seconds_per_file=secs))
     return out
 
 
@@ -294,25 +381,150 @@ def _bandwidth(test: TransferTest, nranks: int) -> np.ndarray:
 
 
 def _spread(arr2d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return (np.nanmedian(arr2d, axis=1), np.nanmin(arr2d, axis=1), np.nanmax(arr2d, axis=1))
+    return (stats.nanmedian(arr2d, axis=1), stats.nanmin(arr2d, axis=1),
+            stats.nanmax(arr2d, axis=1))
 
 
 def p2p_curve(run: Run, test: TransferTest) -> TransferCurve:
-    """Median over pairs, band min-max over pairs."""
+    """Line: median over pairs of each pair's median over repetitions. Band:
+    the 25th to 75th percentile of the repetitions over all pairs (min to max
+    over pairs when the raw samples are missing), so one slow repetition
+    widens the band instead of bending the line."""
     med, lo, hi = _spread(test.t_med)
+    if test.t is not None and test.t.ndim == 3 and test.t.shape[0] == test.t_med.shape[0]:
+        flat = np.moveaxis(test.t, 1, 2).reshape(test.t.shape[0], -1)
+        with np.errstate(all="ignore"):
+            lo = stats.nanpercentile(flat, 25, axis=1)
+            hi = stats.nanpercentile(flat, 75, axis=1)
     bw = _bandwidth(test, run.nranks)
-    bmed, blo, bhi = _spread(bw)
+    bmed = stats.nanmedian(bw, axis=1)
+    with np.errstate(all="ignore"):
+        scale = np.where(med > 0, bmed * med, np.nan)  # bytes moved per message
+        blo, bhi = scale / hi, scale / lo
     npairs = test.t_med.shape[1]
     label = test.name + (f" ({npairs} pairs)" if npairs > 1 else "")
     return TransferCurve(run, test.name, label, test.bytes, med, lo, hi, bmed, blo, bhi)
 
 
+@dataclass
+class TransferStats:
+    """One table row per size: the statistics a test's columns name."""
+
+    run: Run
+    test: str
+    kind: str
+    bytes: np.ndarray
+    columns: dict[str, np.ndarray]  # t_avg, t_min, t_max, t_p95, t_med, cv
+    unstable: np.ndarray  # bool
+
+
+def transfer_stats(run: Run, test: TransferTest, given: dict[str, np.ndarray]) -> TransferStats:
+    """p2p and ring: avg, min, max, p95 over repetitions (median over pairs);
+    collectives: avg, max, min and median over ranks of the per-rank means.
+    Taken from the file's datasets where present, else from the raw samples."""
+    S = test.bytes.shape[0]
+    cols: dict[str, np.ndarray] = {}
+    raw = test.t if test.t is not None and test.t.ndim == 3 and test.t.shape[0] == S else None
+    collective = test.kind == "collective"
+    for key in ("t_avg", "t_min", "t_max", "t_p95", "cv"):
+        if key in given and given[key].size >= S:
+            arr = np.asarray(given[key], dtype=float).reshape(S, -1)
+        elif raw is not None:
+            per = stats.nanmean(raw, axis=1)  # [S, pairs or ranks]
+            if collective:
+                arr = {"t_avg": stats.nanmean(per, axis=1), "t_min": stats.nanmin(per, axis=1),
+                       "t_max": stats.nanmax(per, axis=1)}.get(key)
+                if key == "cv":
+                    slow = np.nanargmax(np.nan_to_num(per, nan=-1.0), axis=1)
+                    arr = np.array([stats.cv(raw[i, :, slow[i]]) for i in range(S)])
+                if arr is None:
+                    continue
+            else:
+                arr = {"t_avg": per, "t_min": stats.nanmin(raw, axis=1),
+                       "t_max": stats.nanmax(raw, axis=1),
+                       "t_p95": stats.nanpercentile(raw, 95, axis=1)}.get(key)
+                if key == "cv":
+                    arr = np.array([[stats.cv(raw[i, :, j]) for j in range(raw.shape[2])]
+                                    for i in range(S)])
+            arr = np.asarray(arr, dtype=float).reshape(S, -1)
+        else:
+            continue
+        cols[key] = stats.nanmax(arr, axis=1) if key == "cv" else stats.nanmedian(arr, axis=1)
+    cols["t_med"] = stats.nanmedian(test.t_med.reshape(S, -1), axis=1)
+    if "unstable" in given and given["unstable"].size >= S:
+        unstable = np.asarray(given["unstable"]).reshape(S, -1).max(axis=1) > 0
+    else:
+        cv = cols.get("cv", np.full(S, np.nan))
+        unstable = np.nan_to_num(cv) > stats.UNSTABLE_CV
+    return TransferStats(run, test.name, test.kind, test.bytes, cols, unstable)
+
+
+@dataclass
+class LinkMap:
+    """A sender x receiver matrix relative to its median."""
+
+    what: str  # "latency" or "bandwidth"
+    values: np.ndarray
+    ratio: np.ndarray  # speed relative to the median: bandwidth / median, median / latency
+    median: float
+    slow: list[tuple[int, int, float]]  # (sender, receiver, ratio) below SLOW_LINK
+
+
+SLOW_LINK = 0.80
+
+
+def link_map(matrix: np.ndarray | None, what: str) -> LinkMap | None:
+    if matrix is None:
+        return None
+    values = np.asarray(matrix, dtype=float)
+    med = stats.nanmedian(values[np.isfinite(values)]) if np.isfinite(values).any() else float("nan")
+    with np.errstate(all="ignore"):
+        ratio = values / med if what == "bandwidth" else med / values
+    slow = [(int(s), int(r), float(ratio[s, r])) for s, r in zip(*np.nonzero(ratio < SLOW_LINK))]
+    return LinkMap(what, values, ratio, med, slow)
+
+
+@dataclass
+class DfftStats:
+    run: Run
+    id: str
+    shape: str
+    n: float
+    kind: str
+    nodes: int
+    nranks: int
+    total: stats.Summary  # slowest rank per repetition
+    local_fft: float  # median over repetitions of the slowest rank
+    transpose: float
+    gflops: float
+    verified: int
+
+
+def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
+    t = point.times
+    total = stats.summarize(stats.nanmax(t["t_total"], axis=1))
+    local = stats.nanmedian(stats.nanmax(t["t_local_fft"], axis=1)) if "t_local_fft" in t \
+        else float("nan")
+    trans = stats.nanmedian(stats.nanmax(t["t_transpose"], axis=1)) if "t_transpose" in t \
+        else float("nan")
+    a = point.attrs
+    n = _attr_float(a, "n")
+    kind = str(a.get("kind") or "c2c")
+    gflops = _attr_float(a, "gflops")
+    if not np.isfinite(gflops) and n > 1 and total.median > 0:
+        # HPCC's count: 5 N log2 N for c2c, half that for r2c
+        gflops = (5 if kind == "c2c" else 2.5) * n * np.log2(n) / total.median / 1e9
+    passed = point.verify.get("passed")
+    return DfftStats(run=run, id=point.id, shape=str(a.get("shape") or f"{n:.0f}"), n=n,
+                     kind=kind, nodes=nodes, nranks=int(t["t_total"].shape[1]), total=total,
+                     local_fft=local, transpose=trans, gflops=gflops,
+                     verified=-1 if passed is None else int(passed))
+
+
 def collective_curve(run: Run, test: TransferTest) -> TransferCurve:
     """Per rank the median over repetitions; line: median over ranks; band: min-max over ranks."""
     if test.t is not None and test.t.ndim == 3:
-        per_rank = _nanmedian(test.t, axis=1)  # [S, nranks]
+        per_rank = stats.nanmedian(test.t, axis=1)  # [S, nranks]
     else:
         per_rank = test.t_med
     med, lo, hi = _spread(per_rank)

@@ -26,6 +26,7 @@ os.environ.setdefault("HDF5_USE_FILE_LOCKING", "FALSE")
 import h5py  # noqa: E402  (after the environment is set)
 
 from . import SCHEMA  # noqa: E402
+from .stats import nanmedian  # noqa: E402
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 RESULT_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
@@ -476,6 +477,8 @@ def _read_body(fh: h5py.File, run: Run) -> None:
             if name == "pairs_all":
                 run.pairs_all = _guard(run, "/transfer/pairs_all", _read_pairs_all,
                                        fh["transfer"][name])
+            elif name == "pairs_shift":
+                continue  # a map like pairs_all, read by load_next
             else:
                 test = _guard(run, f"/transfer/{name}", _read_transfer, fh["transfer"], name)
                 if test is not None:
@@ -648,7 +651,7 @@ def _read_transfer(transfer: h5py.Group, name: str) -> TransferTest | None:
             raise BadData("t", f"has shape {_shape_text(t.shape)}, expected "
                           f"[{sizes.size}, reps, ...]", "test")
         with np.errstate(all="ignore"):
-            t_med = _nanmedian(t, axis=1)
+            t_med = nanmedian(t, axis=1)
     if t is not None and (t.ndim < 1 or t.shape[0] != sizes.size):
         raise BadData("t", f"has shape {_shape_text(t.shape)}, expected [{sizes.size}, ...] "
                       "(one row per message size)", "test")
@@ -737,13 +740,6 @@ def _read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
             raise BadData("t_done", f"is before t_submit for {int(early.sum())} request(s) "
                           f"(first at {_where(early)})", "step")
     return LoadStep(id=sid, attrs=read_attrs(group), data=data)
-
-
-def _nanmedian(arr: np.ndarray, axis: int) -> np.ndarray:
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(arr, axis=axis)
 
 
 def bad_file_lines(named: list[InputError], found: list[InputError], runs: list[Run],

@@ -20,10 +20,10 @@ and beta; the fit errors on the measured points say how far to trust it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
+from . import stats
+from .derive import compute_samples, median_total, slowest_median
 from .load import FftPoint, Run
 
 NODES = np.arange(1, 65)
@@ -74,6 +74,7 @@ class Forecast:
     measured_t: float
     measured_ci: tuple[float, float]
     measured_speedup: float
+    measured: list[tuple[int, float]] = field(default_factory=list)  # (nodes, median t_total)
 
 
 @dataclass
@@ -91,7 +92,6 @@ class RunModel:
     # (bytes, seconds, description) the alpha-beta fit was made to, and the
     # fitted curve in the same coordinates
     comm_data: tuple[np.ndarray, np.ndarray, str] | None = None
-    comm_curve: Callable[[np.ndarray], np.ndarray] | None = None
     notes: list[str] = field(default_factory=list)
     # (point id, p, measured, predicted) for every point used to judge the fit
     checks: list[tuple[str, int, float, float]] = field(default_factory=list)
@@ -176,10 +176,7 @@ def pingpong_data(run: Run) -> tuple[np.ndarray, np.ndarray, str, bool] | None:
             what = "pingpong, inter-node pairs"
         else:
             what, inter_node = "pingpong, pairs on one node", False
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        t = np.nanmedian(t_med[:, cols], axis=1)
+    t = stats.nanmedian(t_med[:, cols], axis=1)
     return test.bytes.astype(float), t, what, inter_node
 
 
@@ -196,11 +193,8 @@ def pairs_all_data(run: Run) -> tuple[np.ndarray, np.ndarray, str] | None:
     mask = np.array([[node.get(s, -1) != node.get(r, -2) for r in range(n)] for s in range(n)])
     if not mask.any():
         return None
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        lat = float(np.nanmedian(pa.latency_s[mask]))
-        bw = float(np.nanmedian(pa.bandwidth_Bps[mask]))
+    lat = stats.nanmedian(pa.latency_s[mask])
+    bw = stats.nanmedian(pa.bandwidth_Bps[mask])
     if not (lat > 0 and bw > 0):
         return None
     return (np.array([pa.latency_bytes, pa.bandwidth_bytes]),
@@ -247,36 +241,10 @@ def distributed_bytes(point: FftPoint) -> float:
     return total if total > 0 else point.input_bytes
 
 
-def per_rank_median(point: FftPoint, series: str) -> np.ndarray:
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(point.times[series], axis=0)
-
-
-def slowest_median(point: FftPoint, series: str) -> float:
-    """Median over repetitions of the slowest rank's time."""
-    arr = point.times[series]
-    if arr.size == 0 or np.all(np.isnan(arr)):
-        return float("nan")
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanmedian(np.nanmax(arr, axis=1)))
-
-
 def fit_compute(points: list[FftPoint]) -> AffineFit | None:
     """Per-rank compute cost: median t_compute of each computing rank against its
     flops, over all points: t = c0 + c1 * flops."""
-    xs: list[float] = []
-    ys: list[float] = []
-    for point in points:
-        med = per_rank_median(point, "t_compute")
-        for r in point.compute_ranks:
-            if r < med.size and r < point.flops.size:
-                xs.append(float(point.flops[r]))
-                ys.append(float(med[r]))
-    return fit_affine_rel(np.asarray(xs), np.asarray(ys))
+    return fit_affine_rel(*compute_samples(points))
 
 
 def predict(hockney: HockneyFit | None, compute: AffineFit, t0: float, point: FftPoint,
@@ -296,57 +264,83 @@ def predict(hockney: HockneyFit | None, compute: AffineFit, t0: float, point: Ff
     return t_dist, t_comp, t_gather, t0 + t_dist + t_comp + t_gather
 
 
+def _fit_distribution(points: list[FftPoint]) -> tuple[HockneyFit, tuple] | None:
+    """alpha and beta from the slowest rank's distribution time,
+    t = remote * alpha + M * remote / p / beta, by relative least squares."""
+    v, u, y = [], [], []
+    for point in points:
+        remote = remote_ranks(point, point.p)
+        t = slowest_median(point, "t_distribute")
+        if remote <= 0 or not t > 0:
+            continue
+        v.append(float(remote))
+        u.append(distributed_bytes(point) * remote / point.p)
+        y.append(t)
+    if not y:
+        return None
+    v, u, y = (np.asarray(a, dtype=float) for a in (v, u, y))
+    w = 1.0 / y
+    design = np.column_stack([v * w, u * w])
+    coef = np.linalg.lstsq(design, np.ones_like(y), rcond=None)[0] if y.size >= 2 else [-1, -1]
+    alpha, inv_beta = float(coef[0]), float(coef[1])
+    if not (alpha >= 0 and inv_beta >= 0):
+        only_b = float(np.sum(u * w) / np.sum((u * w) ** 2)) if np.any(u > 0) else -1.0
+        only_a = float(np.sum(v * w) / np.sum((v * w) ** 2))
+        err_b = np.sum((only_b * u * w - 1) ** 2) if only_b > 0 else np.inf
+        err_a = np.sum((only_a * v * w - 1) ** 2)
+        alpha, inv_beta = (0.0, only_b) if err_b < err_a else (only_a, 0.0)
+    pred = alpha * v + inv_beta * u
+    mx, md = _err_stats(pred, y)
+    fit = HockneyFit(alpha_s=alpha, beta_Bps=1.0 / inv_beta if inv_beta > 0 else float("inf"),
+                     n=int(y.size), rel_err_max=mx, rel_err_median=md,
+                     source="FFT distribution times")
+    return fit, (u, y, "distribution times")
+
+
 def fit_run(run: Run, points: list[FftPoint]) -> RunModel:
     """Fit alpha-beta and compute cost for one run's valid points."""
-    model = RunModel(run=run.name, hockney=None, compute=None)
+    return fit_runs(run.name, [(run, points)])
+
+
+def fit_runs(name: str, items: list[tuple[Run, list[FftPoint]]]) -> RunModel:
+    """Fit alpha-beta and compute cost to the valid points of one or more runs
+    of the same cluster (for example at several node counts)."""
+    model = RunModel(run=name, hockney=None, compute=None)
+    points = [pt for _run, pts in items for pt in pts]
     model.compute = fit_compute(points)
     if model.compute is None:
         model.notes.append("no FFT points to fit a compute model to")
         return model
     p_run = max((pt.p for pt in points), default=1)
-    model.hockney, model.comm_data, note = comm_fit(run)
-    if note:
-        model.notes.append(note)
+    for run, _pts in sorted(items, key=lambda it: -it[0].nranks):
+        model.hockney, model.comm_data, note = comm_fit(run)
+        if model.hockney is not None:
+            if note:
+                model.notes.append(note)
+            break
     if model.hockney is None and p_run > 1:
-        # No transfer tests: fit the scatter model to the measured distribution.
-        xs, ys, ref = [], [], None
-        for point in points:
-            remote = remote_ranks(point, point.p)
-            if remote <= 0:
-                continue
-            ref = (remote, point.p)
-            xs.append(distributed_bytes(point))
-            ys.append(slowest_median(point, "t_distribute"))
-        fit = fit_affine_rel(np.asarray(xs), np.asarray(ys)) if ref else None
-        if fit is not None and ref is not None:
-            remote, p = ref
-            # slope b = remote / (p * beta)
-            beta = remote / (p * fit.b) if fit.b > 0 else float("inf")
-            model.hockney = HockneyFit(alpha_s=fit.a / remote, beta_Bps=beta, n=fit.n,
-                                       rel_err_max=fit.rel_err_max,
-                                       rel_err_median=fit.rel_err_median,
-                                       source="FFT distribution times")
-            model.comm_data = (np.asarray(xs, dtype=float), np.asarray(ys, dtype=float),
-                               "distribution times")
-            model.comm_curve = fit
+        found = _fit_distribution(points)
+        if found is not None:
+            model.hockney, data = found
+            u, y, what = data
+            model.comm_data = (u, y, what)
             model.notes.append("alpha and beta come from the FFT distribution times because "
                                "the file has no pingpong test")
     if model.hockney is None and p_run > 1:
         model.notes.append("no data for alpha and beta: communication is left out of the forecast")
-    residual, measured = [], []
+    residual = []
     for point in points:
-        t_meas = median_total(point)
         _, _, _, t_pred = predict(model.hockney, model.compute, 0.0, point, np.array([point.p]))
-        residual.append(t_meas - float(t_pred[0]))
-        measured.append((point, t_meas))
+        residual.append(median_total(point) - float(t_pred[0]))
     finite = [r for r in residual if np.isfinite(r)]
     model.t0_s = max(0.0, float(np.median(finite))) if finite else 0.0
     preds, meas = [], []
-    for point, t_meas in measured:
-        _, _, _, t_pred = predict(model.hockney, model.compute, model.t0_s, point,
-                                  np.array([point.p]))
-        model.checks.append((point.id, point.p, t_meas, float(t_pred[0])))
-        preds.append(float(t_pred[0]))
+    for point in points:
+        t_meas = median_total(point)
+        t_pred = float(predict(model.hockney, model.compute, model.t0_s, point,
+                               np.array([point.p]))[3][0])
+        model.checks.append((point.id, point.p, t_meas, t_pred))
+        preds.append(t_pred)
         meas.append(t_meas)
     model.total_rel_err_max, model.total_rel_err_median = _err_stats(np.asarray(preds),
                                                                      np.asarray(meas))
@@ -354,27 +348,98 @@ def fit_run(run: Run, points: list[FftPoint]) -> RunModel:
     return model
 
 
-def median_total(point: FftPoint) -> float:
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(np.nanmedian(point.times["t_total"]))
+MAX_HELD_OUT_ERROR = 0.25
+MIN_NODE_COUNTS = 3
+
+
+def node_count(run: Run) -> int:
+    """Nodes the run used: the root attribute nnodes, else distinct host nodes."""
+    try:
+        n = int(run.attrs.get("nnodes") or 0)
+    except (TypeError, ValueError):
+        n = 0
+    return n or len({int(h.get("node", -1)) for h in run.hosts}) or 1
+
+
+@dataclass
+class Validation:
+    """A forecast checked on a node count held out of its fit."""
+
+    node_counts: list[int]
+    fit_nodes: list[int]
+    held_nodes: int | None
+    checks: list[tuple[str, float, float]] = field(default_factory=list)  # point, measured, predicted
+    err_max: float = float("nan")
+    err_median: float = float("nan")
+    ok: bool = False
+    reason: str = ""
+    model: RunModel | None = None  # refitted on every node count, only when ok
+
+    @property
+    def error_text(self) -> str:
+        if self.held_nodes is None or not np.isfinite(self.err_max):
+            return ""
+        return (f"error on the held-out {self.held_nodes} nodes: max {100 * self.err_max:.0f} %, "
+                f"median {100 * self.err_median:.0f} % over {len(self.checks)} point(s), "
+                f"fitted on {', '.join(map(str, self.fit_nodes))} nodes")
+
+
+def validate(items: list[tuple[Run, list[FftPoint]]]) -> Validation:
+    """Fit on every node count but the largest, predict the largest, and accept
+    the model only with at least three node counts and a held-out error of at
+    most 25 % at every point."""
+    by_nodes: dict[int, list[tuple[Run, list[FftPoint]]]] = {}
+    for run, pts in items:
+        if pts:
+            by_nodes.setdefault(node_count(run), []).append((run, pts))
+    counts = sorted(by_nodes)
+    val = Validation(node_counts=counts, fit_nodes=counts[:-1],
+                     held_nodes=counts[-1] if len(counts) > 1 else None)
+    if len(counts) < MIN_NODE_COUNTS:
+        have = ", ".join(map(str, counts)) or "none"
+        val.reason = (f"runs at {len(counts)} node count(s) ({have}); a forecast needs runs at "
+                      f"three or more node counts, one of them held out to check it")
+        return val
+    fit_items = [it for n in val.fit_nodes for it in by_nodes[n]]
+    fitted = fit_runs("fit", fit_items)
+    if fitted.compute is None:
+        val.reason = "no FFT points to fit"
+        return val
+    preds, meas = [], []
+    for _run, pts in by_nodes[counts[-1]]:
+        for point in pts:
+            t_meas = median_total(point)
+            t_pred = float(predict(fitted.hockney, fitted.compute, fitted.t0_s, point,
+                                   np.array([point.p]))[3][0])
+            val.checks.append((point.id, t_meas, t_pred))
+            preds.append(t_pred)
+            meas.append(t_meas)
+    val.err_max, val.err_median = _err_stats(np.asarray(preds), np.asarray(meas))
+    if not np.isfinite(val.err_max):
+        val.reason = "the held-out run has no point to check"
+    elif val.err_max > MAX_HELD_OUT_ERROR:
+        val.reason = (f"the model misses the held-out {counts[-1]} nodes by up to "
+                      f"{100 * val.err_max:.0f} % (more than 25 %)")
+    else:
+        val.ok = True
+        val.model = fit_runs("all node counts", items)
+    return val
 
 
 def forecast(model: RunModel, point: FftPoint, label: str, baseline_t: float | None,
-             nodes: np.ndarray = NODES) -> Forecast | None:
-    """Predict `point`'s request over `nodes`; speedup against the measured
-    baseline time when given, else against the model's own one-node time."""
+             nodes: np.ndarray = NODES, ranks_per_node: int = 1) -> Forecast | None:
+    """Predict `point`'s request over `nodes` (each with `ranks_per_node`
+    computing ranks); speedup against the measured baseline time when given,
+    else against the model's own one-node time."""
     if model.compute is None:
         return None
-    from .stats import median_ci
     t_dist, t_comp, t_gather, t_total = predict(model.hockney, model.compute, model.t0_s,
-                                                point, nodes)
+                                                point, np.asarray(nodes) * ranks_per_node)
     if baseline_t is not None and np.isfinite(baseline_t):
         ref, ref_name = baseline_t, "measured baseline"
     else:
         ref, ref_name = float(t_total[0]), "forecast for one node"
-    med, lo, hi, _ = median_ci(point.times["t_total"])
+    med, lo, hi, _ = stats.median_ci(point.times["t_total"])
     with np.errstate(all="ignore"):
         speed = ref / t_total
     return Forecast(point_id=point.id, label=label, nodes=np.asarray(nodes), t_dist=t_dist,

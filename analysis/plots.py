@@ -18,10 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from .derive import (Comparison, Crossover, LoadStepStats, PointStats, RankStats,  # noqa: E402
-                     Saturation, TransferCurve)
+from .derive import (Comparison, Crossover, DfftStats, LinkMap, LoadStepStats,  # noqa: E402
+                     PointStats, RankStats, Saturation, TransferCurve)
 from .load import Run, slug  # noqa: E402
 from .model import AffineFit, HockneyFit, RunModel  # noqa: E402
+from .tables import fmt_bytes  # noqa: E402
 
 STYLE = {
     "font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "legend.fontsize": 9,
@@ -106,10 +107,19 @@ def _nice_log(ax: plt.Axes, which: str = "y") -> None:
 
 
 def _si_bytes(value: float, _pos: int | None = None) -> str:
-    for scale, unit in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.3g} B"
+    return fmt_bytes(value) if value > 0 else "0"
+
+
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+
+def _time_unit(ax: plt.Axes) -> tuple[float, str]:
+    """The unit that suits the axis' upper limit."""
+    top = ax.get_ylim()[1]
+    for scale, unit in TIME_UNITS:
+        if top >= scale * 0.999:
+            return scale, unit
+    return TIME_UNITS[-1]
 
 
 def _si_count(value: float, _pos: int | None = None) -> str:
@@ -119,11 +129,14 @@ def _si_count(value: float, _pos: int | None = None) -> str:
     return f"{value:.3g}"
 
 
-def _time_axis(ax: plt.Axes, label: str = "time") -> None:
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(_si_seconds))
+def _time_axis(ax: plt.Axes, label: str = "time", log: bool = True) -> None:
+    """A time axis in one unit chosen from its range, named in the label."""
+    if log:
+        ax.set_yscale("log")
+    scale, unit = _time_unit(ax)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v / scale:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_ylabel(f"{label} (log scale)")
+    ax.set_ylabel(f"{label} ({unit}, log scale)" if log else f"{label} ({unit})")
 
 
 def _sweep_axis(ax: plt.Axes, scenario: str, xs: list[float]) -> None:
@@ -133,7 +146,7 @@ def _sweep_axis(ax: plt.Axes, scenario: str, xs: list[float]) -> None:
         ax.set_xticks(ticks)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("5 s files per request")
+        ax.set_xlabel("5 s files per request (count, log scale)")
     else:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(_plain))
@@ -184,7 +197,7 @@ def fft_times(items: list[PointStats], scenario: str, colour: dict[str, str], ou
     xs_all: list[float] = []
     panels = [("total request time", [("total", "-", "total")]),
               ("distribution and overhead", [("distribute", "-", "distribution"),
-                                             ("overhead", "--", "overhead (total − slowest compute)")]),
+                                             ("overhead", "--", "overhead (the rest of t_total)")]),
               ("compute (slowest rank)", [("fft", "-", "FFTW execute"),
                                           ("compute", ":", "whole transform work")])]
     for ax, (title, lines) in zip(axes, panels):
@@ -211,8 +224,10 @@ def fft_times(items: list[PointStats], scenario: str, colour: dict[str, str], ou
     name = _save(fig, outdir, f"fft_{scenario}_times.png")
     return Figure(name, f"Time against {'file size' if scenario == 'sizes' else 'files per request'}",
                   "Median of the repetitions with 95 % confidence intervals. Distribution, "
-                  "gather and compute are the slowest rank's; overhead is total minus the "
-                  "slowest rank's compute. Points that failed verification are left out.")
+                  "gather and compute are the slowest rank's; overhead is what the slowest "
+                  "rank's distribute, compute and gather leave of t_total (a negative overhead, "
+                  "from overlapping phases, is not drawn on the log axis). Points that failed "
+                  "verification are left out.")
 
 
 def fft_rate(items: list[PointStats], colour: dict[str, str], outdir: Path) -> Figure | None:
@@ -256,7 +271,12 @@ def fft_rate(items: list[PointStats], colour: dict[str, str], outdir: Path) -> F
                   "the median request time, with the interval implied by the time's 95 % CI.")
 
 
-def fft_overhead(items: list[PointStats], baseline: Run | None, outdir: Path) -> Figure | None:
+PHASES = ("distribute", "compute", "gather", "overhead")
+
+
+def fft_phases(items: list[PointStats], baseline: Run | None, outdir: Path) -> Figure | None:
+    """Stacked medians of the slowest rank's phases and the remainder, with the
+    median t_total marked beside each bar."""
     scenarios = [sc for sc in ("sizes", "files") if _series(items, sc)]
     runs: list[str] = []
     for s in items:
@@ -266,7 +286,7 @@ def fft_overhead(items: list[PointStats], baseline: Run | None, outdir: Path) ->
     if not scenarios or not runs:
         return None
     fig, axes = plt.subplots(len(runs), len(scenarios),
-                             figsize=(7.5 * len(scenarios), 3.8 * len(runs)),
+                             figsize=(7.5 * len(scenarios), 4.0 * len(runs)),
                              constrained_layout=True, squeeze=False)
     for i, run in enumerate(runs):
         for j, scenario in enumerate(scenarios):
@@ -278,43 +298,52 @@ def fft_overhead(items: list[PointStats], baseline: Run | None, outdir: Path) ->
                         transform=ax.transAxes)
                 continue
             (_, config), pts = next(iter(groups.items()))
-            comp = np.array([s.summaries["compute"].median for s in pts])
-            over = np.array([s.summaries["overhead"].median for s in pts])
-            total = np.array([s.summaries["total"].median for s in pts])
             pos = np.arange(len(pts))
-            ax.bar(pos, comp, color=PHASE_COLOURS["compute"], label="slowest rank's compute")
-            ax.bar(pos, np.clip(over, 0, None), bottom=comp, color=PHASE_COLOURS["overhead"],
-                   hatch="//", edgecolor="white", label="overhead")
+            bottom = np.zeros(len(pts))
+            for phase in PHASES:
+                vals = np.array([s.summaries[phase].median for s in pts])
+                vals = np.clip(np.nan_to_num(vals), 0, None)
+                ax.bar(pos, vals, bottom=bottom, color=PHASE_COLOURS[phase], width=0.7,
+                       label=phase if phase != "overhead" else "overhead (the rest)",
+                       hatch="//" if phase == "overhead" else None, edgecolor="white")
+                bottom += vals
+            total = np.array([s.summaries["total"].median for s in pts])
+            ax.plot(pos, total, linestyle="none", marker="_", markersize=26, markeredgewidth=2.2,
+                    color="black", label="median t_total")
+            top = float(np.nanmax(np.r_[total, bottom]))
+            scale, unit = next(((sc, u) for sc, u in TIME_UNITS if top >= sc * 0.999),
+                               TIME_UNITS[-1])
             for k in range(len(pts)):
-                if total[k] > 0 and np.isfinite(over[k]):
-                    ax.annotate(f"{100 * over[k] / total[k]:.0f} %", (pos[k], max(total[k], comp[k])),
-                                ha="center", va="bottom", fontsize=9, xytext=(0, 2),
-                                textcoords="offset points")
-            labels = [f"{s.point.nfiles}" if scenario == "files"
-                      else f"{s.point.input_bytes / 1000:.0f}" for s in pts]
+                ax.annotate(f"{bottom[k] / scale:.3g} | {total[k] / scale:.3g}",
+                            (pos[k], max(bottom[k], total[k])), ha="center", va="bottom",
+                            fontsize=8, xytext=(0, 3), textcoords="offset points")
             ax.set_xticks(pos)
-            ax.set_xticklabels(labels)
-            ax.set_xlabel("5 s files per request" if scenario == "files"
+            ax.set_xticklabels([f"{s.point.nfiles}" if scenario == "files"
+                                else f"{s.point.input_bytes / 1000:.0f}" for s in pts])
+            ax.set_xlabel("5 s files per request (count)" if scenario == "files"
                           else "input size per request (kB)")
-            ax.yaxis.set_major_formatter(FuncFormatter(_si_seconds))
-            ax.set_ylabel("time")
-            ax.set_ylim(top=np.nanmax(total) * 1.15 if np.isfinite(np.nanmax(total)) else None)
+            ax.set_ylim(0, top * 1.25 if top > 0 else 1)
+            _time_axis(ax, "median time", log=False)
             extra = f" ({config})" if len(_series(items, scenario)) > len(runs) else ""
             ax.set_title(f"{run}: {SCENARIO_TITLES[scenario]}{extra}")
-            ax.legend(loc="upper left")
-    fig.suptitle("Where the request time goes: compute against overhead (% = overhead share)")
-    name = _save(fig, outdir, "fft_overhead.png")
-    return Figure(name, "Overhead", "Bars stack the slowest rank's median compute time and the "
-                  "median overhead (total − slowest compute: distribution, gather, waiting); "
-                  "the label is the overhead's share of the total. Linear scale.")
+            ax.legend(loc="upper left", fontsize=8)
+    fig.suptitle("Where the request time goes (labels: stacked sum | median t_total)")
+    name = _save(fig, outdir, "fft_phases.png")
+    return Figure(name, "Where the request time goes",
+                  "Per repetition the slowest rank's distribute, compute and gather, and the "
+                  "overhead as what they leave of t_total; each bar segment is that column's "
+                  "median over repetitions. The black mark is the median t_total: the segments "
+                  "are medians of different repetitions, so their sum (first label) differs a "
+                  "little from it (second label). A negative overhead (overlapping phases) is "
+                  "drawn as zero. Linear scale.")
 
 
 def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, str],
-            baseline: Run, outdir: Path) -> Figure | None:
+            title: str, outdir: Path, name: str) -> Figure | None:
     scenarios = [sc for sc in ("sizes", "files") if any(c.cluster.point.scenario == sc for c in comps)]
     if not scenarios:
         return None
-    fig, axes = plt.subplots(len(scenarios), 3, figsize=(16, 4.6 * len(scenarios)),
+    fig, axes = plt.subplots(len(scenarios), 3, figsize=(16, 4.8 * len(scenarios)),
                              constrained_layout=True, squeeze=False)
     for i, scenario in enumerate(scenarios):
         groups: dict[tuple[str, str], list[Comparison]] = {}
@@ -322,53 +351,71 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
             if c.cluster.point.scenario == scenario:
                 groups.setdefault((c.run.name, c.cluster.point.config), []).append(c)
         xs_all: list[float] = []
+        ps: set[tuple[str, int]] = set()
         for (run, config), items in groups.items():
             items.sort(key=lambda c: _sweep_x(c.cluster))
             xs = [_sweep_x(c.cluster) for c in items]
             xs_all += xs
             label = run if len({k[1] for k in groups}) == 1 else f"{run} – {config}"
             p = items[0].p
-            kw = {"color": colour[run], "marker": "o"}
-            axes[i][0].plot(xs, [c.speedup for c in items], label=f"{label} (p={p})", **kw)
-            axes[i][1].plot(xs, [100 * c.efficiency for c in items], label=label, **kw)
-            axes[i][2].plot(xs, [c.karp_flatt for c in items], label=label, **kw)
+            col = colour[run]
+            if (run, p) not in ps:
+                ps.add((run, p))
+                axes[i][0].axhline(float(p), color=col, linestyle="-.", linewidth=1.2, alpha=0.7,
+                                   label=f"ideal S = p = {p} ({run})")
+            sp = np.array([c.speedup for c in items])
+            lo = np.array([c.ci_lo for c in items])
+            hi = np.array([c.ci_hi for c in items])
+            _errorline(axes[i][0], xs, sp, lo, hi, color=col, label=f"{label} (p={p})")
+            axes[i][1].plot(xs, [100 * c.efficiency for c in items], color=col, marker="o",
+                            label=label)
+            axes[i][2].plot(xs, [c.karp_flatt for c in items], color=col, marker="o", label=label)
+            bad = [k for k, c in enumerate(items) if c.implausible]
+            if bad:
+                for ax, ys in ((axes[i][0], sp), (axes[i][1], [100 * c.efficiency for c in items]),
+                               (axes[i][2], [c.karp_flatt for c in items])):
+                    ax.plot([xs[k] for k in bad], [ys[k] for k in bad], "o", markersize=13,
+                            markerfacecolor="none", markeredgecolor="#c00000", markeredgewidth=2,
+                            label="implausible (see Read first)" if ax is axes[i][0] else None)
             for x in cross:
                 if x.run.name == run and x.scenario == scenario and x.config == config and x.x is not None:
                     xv = x.x if scenario == "files" else x.x / 1000
-                    axes[i][0].axvline(xv, color=colour[run], linestyle=":", linewidth=1.2)
-                    axes[i][0].annotate("crossover", (xv, 1), color=colour[run], fontsize=9,
+                    axes[i][0].axvline(xv, color=col, linestyle=":", linewidth=1.2)
+                    axes[i][0].annotate("crossover", (xv, 1), color=col, fontsize=9,
                                         xytext=(4, 6), textcoords="offset points")
-        axes[i][0].axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1,
-                           label=f"baseline ({baseline.name})")
-        axes[i][0].set_ylabel("speedup S (× baseline)")
-        axes[i][0].set_yscale("log")
-        axes[i][0].yaxis.set_major_formatter(FuncFormatter(_plain))
+        ax = axes[i][0]
+        ax.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1, label="S = 1 (break-even)")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(_plain))
+        ax.set_ylabel("speedup S (× baseline, log scale)")
+        axes[i][1].axhline(100.0, color="0.45", linestyle="-.", linewidth=1.2, label="ideal 100 %")
         axes[i][1].set_ylabel("parallel efficiency S/p (%)")
         axes[i][1].set_ylim(bottom=0)
-        axes[i][2].set_ylabel("Karp–Flatt serial fraction e")
-        axes[i][2].axhline(0.0, color="0.5", linewidth=0.8)
+        axes[i][2].set_ylabel("Karp–Flatt serial fraction e (no unit)")
+        axes[i][2].axhline(0.0, color="0.45", linestyle="-.", linewidth=1.2, label="ideal e = 0")
         kf = [c.karp_flatt for c in comps if c.cluster.point.scenario == scenario
               and np.isfinite(c.karp_flatt)]
         if kf and max(kf) > 2:
             # e > 1 means slower than the baseline; keep 0..1 linear, compress above
             axes[i][2].set_yscale("symlog", linthresh=1.0, linscale=1.5)
             axes[i][2].yaxis.set_major_formatter(FuncFormatter(_plain))
-            axes[i][2].set_ylabel("Karp–Flatt serial fraction e (log above 1)")
+            axes[i][2].set_ylabel("Karp–Flatt serial fraction e (log scale above 1)")
             axes[i][2].axhline(1.0, color="0.5", linestyle="--", linewidth=0.8)
             axes[i][2].set_ylim(min(-0.05, 1.1 * min(kf)), 1.6 * max(kf))
-        for j, title in enumerate(("speedup", "efficiency", "serial fraction")):
+        for j, sub in enumerate(("speedup, 95 % CI", "efficiency", "serial fraction")):
             _sweep_axis(axes[i][j], scenario, xs_all)
             _nice_log(axes[i][j], "x")
-            axes[i][j].set_title(f"{title}: {SCENARIO_TITLES[scenario]}")
-        _nice_log(axes[i][0], "y")
-        axes[i][0].legend(loc="best")
-    fig.suptitle(f"Against the baseline {baseline.name}")
-    name = _save(fig, outdir, "speedup.png")
-    return Figure(name, "Speedup, efficiency and Karp–Flatt serial fraction",
-                  "S = baseline median / run median request time, E = S/p, "
-                  "e = (1/S − 1/p)/(1 − 1/p); p = ranks that compute. A rising e means "
-                  "overhead, not a serial part, limits the speedup. The dotted line marks the "
-                  "crossover.")
+            axes[i][j].set_title(f"{sub}: {SCENARIO_TITLES[scenario]}")
+            axes[i][j].legend(loc="best", fontsize=8)
+        _nice_log(ax, "y")
+    fig.suptitle(title)
+    name = _save(fig, outdir, name)
+    return Figure(name, title,
+                  "Speedup S with its 95 % CI (log scale), the break-even line S = 1 and the "
+                  "ideal S = p; efficiency E = S/p against the ideal 100 %; Karp–Flatt "
+                  "e = (1/S − 1/p)/(1 − 1/p) against the ideal 0. p = ranks that compute. Red "
+                  "rings: implausible values (E > 100 % or e < 0), explained under Read first. "
+                  "The dotted line marks the crossover.")
 
 
 def per_rank(run: Run, point_desc: str, ranks: list[RankStats], t_total: float,
@@ -403,9 +450,8 @@ def per_rank(run: Run, point_desc: str, ranks: list[RankStats], t_total: float,
         ax.set_xticklabels(labels, rotation=45 if n <= 16 else 90, ha="right",
                            rotation_mode="anchor", fontsize=9 if n > 16 else 10)
     ax.set_xlabel("rank (host)")
-    ax.yaxis.set_major_formatter(FuncFormatter(_si_seconds))
-    ax.set_ylabel("median time per phase")
-    ax.set_ylim(top=max(np.nanmax(bottom), t_total if np.isfinite(t_total) else 0) * 1.22)
+    ax.set_ylim(0, max(np.nanmax(bottom), t_total if np.isfinite(t_total) else 0) * 1.22)
+    _time_axis(ax, "median time per phase", log=False)
     ax.legend(loc="upper left", ncol=2)
     ax.set_title(f"{run.name}: per-rank phases at {point_desc}")
     name = _save(fig, outdir, f"per_rank_{slug(run.name)}.png")
@@ -419,7 +465,7 @@ def _loglog(ax: plt.Axes) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=4))
     ax.xaxis.set_major_formatter(FuncFormatter(_si_bytes))
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("message size (log scale)")
+    ax.set_xlabel("message size (bytes, kB = 1000 B; log scale)")
 
 
 def _band(ax: plt.Axes, x, med, lo, hi, colour: str, style: str, label: str, scale: float = 1.0) -> None:
@@ -513,47 +559,155 @@ def transfer_ring(curves: list[TransferCurve], colour: dict[str, str], outdir: P
                   "the median step time, for the natural rank order and the other orders tried.")
 
 
-def transfer_pairs(run: Run, outdir: Path) -> Figure | None:
-    pa = run.pairs_all
-    if pa is None:
+def link_maps(run: Run, maps: list[tuple[str, LinkMap]], outdir: Path) -> Figure | None:
+    """Every link's speed relative to the median link (bandwidth / median, or
+    median latency / latency) on one fixed diverging scale, links below 80 %
+    marked, so that a 0.3 % difference stays the colour of the median."""
+    from matplotlib.colors import TwoSlopeNorm
+    maps = [(w, m) for w, m in maps if m is not None]
+    if not maps:
         return None
-    mats = [(pa.latency_s, 1e6, "latency (µs)", pa.latency_bytes, "viridis_r"),
-            (pa.bandwidth_Bps, 1e-6, "bandwidth (MB/s)", pa.bandwidth_bytes, "viridis")]
-    mats = [m for m in mats if m[0] is not None]
-    if not mats:
-        return None
-    n = mats[0][0].shape[0]
-    size = max(6.0, min(14.0, 0.45 * n + 4))
-    fig, axes = plt.subplots(1, len(mats), figsize=(size * len(mats), size * 0.85),
+    n = maps[0][1].values.shape[0]
+    size = max(5.5, min(12.0, 0.45 * n + 4))
+    fig, axes = plt.subplots(1, len(maps), figsize=(size * len(maps), size * 0.85),
                              constrained_layout=True, squeeze=False)
     labels = [run.rank_label(r) for r in range(n)]
-    for ax, (mat, scale, title, at_bytes, cmap) in zip(axes[0], mats):
-        data = np.asarray(mat, dtype=float) * scale
-        im = ax.imshow(data, cmap=cmap, interpolation="nearest")
-        cbar = fig.colorbar(im, ax=ax, shrink=0.85)
-        cbar.set_label(title)
+    norm = TwoSlopeNorm(vmin=0.5, vcenter=1.0, vmax=1.5)
+    im = None
+    for ax, (which, lm) in zip(axes[0], maps):
+        im = ax.imshow(np.clip(lm.ratio, 0.5, 1.5), cmap="RdBu", norm=norm,
+                       interpolation="nearest")
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
         fs = 9 if n <= 16 else 6
         ax.set_xticklabels(labels, rotation=90, fontsize=fs)
         ax.set_yticklabels(labels, fontsize=fs)
-        ax.set_xlabel("receiver")
-        ax.set_ylabel("sender")
+        ax.set_xlabel("receiver (host:rank)")
+        ax.set_ylabel("sender (host:rank)")
         ax.grid(False)
-        at = f" at {_si_bytes(at_bytes)}" if np.isfinite(at_bytes) else ""
-        ax.set_title(f"{title}{at}")
+        med = _si_seconds(lm.median) if lm.what == "latency" else f"{lm.median / 1e6:.4g} MB/s"
+        ax.set_title(f"{which}: {lm.what}, median {med}")
+        for s_, r, _ratio in lm.slow:
+            ax.add_patch(plt.Rectangle((r - 0.5, s_ - 0.5), 1, 1, fill=False, edgecolor="black",
+                                       linewidth=2.5))
         if n <= 8:
-            finite = data[np.isfinite(data)]
-            mid = np.median(finite) if finite.size else 0
-            for s in range(n):
+            for s_ in range(n):
                 for r in range(n):
-                    if np.isfinite(data[s, r]):
-                        ax.text(r, s, f"{data[s, r]:.3g}", ha="center", va="center", fontsize=8,
-                                color="white" if (data[s, r] < mid) == (cmap == "viridis") else "black")
-    fig.suptitle(f"All pairs: {run.name}")
-    name = _save(fig, outdir, f"transfer_pairs_{slug(run.name)}.png")
-    return Figure(name, f"All-pairs matrices: {run.name}", "Row = sender, column = receiver "
-                  "(host:rank). The diagonal is empty. Pairs on one host are usually faster.")
+                    if np.isfinite(lm.ratio[s_, r]):
+                        ax.text(r, s_, f"{100 * lm.ratio[s_, r]:.0f}%", ha="center", va="center",
+                                fontsize=8, color="black")
+    cbar = fig.colorbar(im, ax=list(axes[0]), shrink=0.85)
+    cbar.set_label("speed / median link (1 = median)")
+    cbar.ax.axhline(0.8, color="black", linewidth=2)
+    fig.suptitle(f"Links relative to the median: {run.name} (black boxes: below 80 %)")
+    name = _save(fig, outdir, f"transfer_links_{slug(run.name)}.png")
+    return Figure(name, f"Link maps: {run.name}",
+                  "Row = sender, column = receiver. Colour: the link's speed relative to the "
+                  "median link on a fixed scale from 50 % to 150 % (bandwidth / median "
+                  "bandwidth; for latency, median / latency), so links within a few per cent "
+                  "of the median all look alike. Black boxes: below 80 % of the median. "
+                  "pairs_all measures one pair at a time; pairs_shift runs every pair of a "
+                  "round at once.")
+
+
+def timeline(run: Run, point_id: str, events: np.ndarray, t_total: float,
+             outdir: Path) -> Figure | None:
+    """Gantt chart of one repetition's chunks per rank: receive, compute, send."""
+    if events is None or events.size == 0:
+        return None
+    ranks = sorted({int(r) for r in events["rank"]})
+    fig, ax = plt.subplots(figsize=(14, max(3.0, 0.55 * len(ranks) + 2)), constrained_layout=True)
+    top = float(np.nanmax(events["t_end"]))
+    if np.isfinite(t_total):
+        top = max(top, t_total)
+    scale, unit = next(((sc, u) for sc, u in TIME_UNITS if top >= sc * 0.999), TIME_UNITS[-1])
+    colours = {0: PHASE_COLOURS["distribute"], 1: PHASE_COLOURS["compute"],
+               2: PHASE_COLOURS["gather"]}
+    offsets = {0: -0.27, 1: 0.0, 2: 0.27}
+    for code, name in ((0, "receive"), (1, "compute"), (2, "send")):
+        sel = events[events["phase"] == code]
+        if sel.size == 0:
+            continue
+        ys = np.array([ranks.index(int(r)) for r in sel["rank"]]) + offsets[code]
+        ax.barh(ys, (sel["t_end"] - sel["t_start"]) / scale, left=sel["t_start"] / scale,
+                height=0.25, color=colours[code], label=name, edgecolor="white", linewidth=0.3)
+    if np.isfinite(t_total):
+        ax.axvline(t_total / scale, color="black", linestyle="--", linewidth=1.2,
+                   label=f"median t_total {t_total / scale:.3g} {unit}")
+    ax.set_yticks(range(len(ranks)))
+    ax.set_yticklabels([run.rank_label(r) for r in ranks])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"time from the repetition's start barrier ({unit}, linear)")
+    ax.set_ylabel("rank (host:rank)")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=9, ncol=4, frameon=False)
+    fig.suptitle(f"{run.name}: chunks of the last recorded repetition at {point_id}")
+    name = _save(fig, outdir, f"timeline_{slug(run.name)}.png")
+    return Figure(name, f"Pipeline timeline: {run.name} {point_id}",
+                  "Each bar is one chunk on one rank: receiving its samples (top), transforming "
+                  "them (middle) and sending the results (bottom). Where bars of one rank "
+                  "overlap in time, the schedule overlaps its phases.")
+
+
+def dfft(items: list[DfftStats], outdir: Path) -> Figure | None:
+    if not items:
+        return None
+    fig, axes = plt.subplots(1, 3, figsize=(17, 5.2), constrained_layout=True)
+    ax1, ax2, ax3 = axes
+    by_nodes: dict[tuple[str, int], list[DfftStats]] = {}
+    by_shape: dict[str, list[DfftStats]] = {}
+    for d in items:
+        by_nodes.setdefault((d.run.name, d.nranks), []).append(d)
+        by_shape.setdefault(f"{d.shape} {d.kind}", []).append(d)
+    for k, ((run, nranks), ds) in enumerate(sorted(by_nodes.items())):
+        ds.sort(key=lambda d: d.n)
+        ax1.plot([d.n for d in ds], [d.gflops for d in ds], marker="o",
+                 color=PALETTE[k % len(PALETTE)],
+                 label=f"{run}, {nranks} rank" + ("s" if nranks != 1 else ""))
+    ax1.set_xscale("log", base=2)
+    ax1.xaxis.set_major_formatter(FuncFormatter(_si_count))
+    ax1.set_xlabel("transform size N (points, log scale)")
+    ax1.set_ylabel("GFLOPS (HPCC count, linear)")
+    ax1.set_ylim(bottom=0)
+    ax1.set_title("against the transform size")
+    ax1.legend(fontsize=8)
+    for k, (shape, ds) in enumerate(sorted(by_shape.items())):
+        ds.sort(key=lambda d: d.nodes)
+        ax2.plot([d.nodes for d in ds], [d.gflops for d in ds], marker="o",
+                 color=PALETTE[k % len(PALETTE)], label=shape)
+    ax2.set_xlabel("nodes (count, linear)")
+    ax2.set_ylabel("GFLOPS (HPCC count, linear)")
+    ax2.set_ylim(bottom=0)
+    ax2.xaxis.get_major_locator().set_params(integer=True)
+    ax2.set_title("against the number of nodes")
+    ax2.legend(fontsize=8)
+    ordered = sorted(items, key=lambda d: (d.run.name, d.n, d.nranks))
+    pos = np.arange(len(ordered))
+    local = np.array([d.local_fft for d in ordered])
+    trans = np.array([d.transpose for d in ordered])
+    total = np.array([d.total.median for d in ordered])
+    top = float(np.nanmax(np.r_[total, np.nan_to_num(local) + np.nan_to_num(trans)]))
+    scale, unit = next(((sc, u) for sc, u in TIME_UNITS if top >= sc * 0.999), TIME_UNITS[-1])
+    split = np.isfinite(local) & np.isfinite(trans)
+    ax3.bar(pos[split], local[split] / scale, color=PHASE_COLOURS["compute"], label="local FFT")
+    ax3.bar(pos[split], trans[split] / scale, bottom=local[split] / scale,
+            color=PHASE_COLOURS["distribute"], label="transpose")
+    if (~split).any():
+        ax3.bar(pos[~split], total[~split] / scale, color="0.7", label="t_total (1-D: not split)")
+    ax3.plot(pos, total / scale, linestyle="none", marker="_", markersize=20, markeredgewidth=2,
+             color="black", label="median t_total")
+    ax3.set_xticks(pos)
+    ax3.set_xticklabels([f"{d.shape}\n{d.nranks} r" for d in ordered], fontsize=8,
+                        rotation=45 if len(ordered) > 6 else 0)
+    ax3.set_xlabel("shape and ranks")
+    ax3.set_ylabel(f"median time of the slowest rank ({unit}, linear)")
+    ax3.set_title("local FFT against transpose")
+    ax3.legend(fontsize=8)
+    fig.suptitle("Distributed FFT (dfft)")
+    name = _save(fig, outdir, "dfft.png")
+    return Figure(name, "Distributed FFT", "GFLOPS by HPCC's count (5·N·log2 N for c2c, half "
+                  "for r2c) over the median t_total, against N and against the number of "
+                  "nodes; right: the slowest rank's median local FFT and transpose time, with "
+                  "the median t_total marked.")
 
 
 def model_fit(run: Run, model: RunModel, comp_data: tuple[np.ndarray, np.ndarray],
@@ -572,12 +726,12 @@ def model_fit(run: Run, model: RunModel, comp_data: tuple[np.ndarray, np.ndarray
         ok = (m > 0) & np.isfinite(t)
         ax.plot(m[ok], t[ok], "o", color=PALETTE[0], label=f"measured ({what})")
         grid = np.geomspace(max(1.0, float(np.min(m[ok]))), float(np.max(m[ok])), 100)
-        curve = model.comm_curve(grid) if model.comm_curve is not None else h.time(grid)
+        curve = h.time(grid)
         ax.plot(grid, curve, "-", color=PALETTE[1],
                 label=f"α = {_si_seconds(h.alpha_s)}, β = {h.beta_Bps / 1e6:.3g} MB/s")
         _loglog(ax)
         if what.startswith("distribution"):
-            ax.set_xlabel("bytes distributed per request (log scale)")
+            ax.set_xlabel("bytes the root sends, M·remote/p (bytes, log scale)")
             ax.set_title("slowest rank's distribution time = (p−1)·α + M·(p−1)/(p·β)\n"
                          f"rel. error median {100 * h.rel_err_median:.1f} %, "
                          f"max {100 * h.rel_err_max:.1f} %", fontsize=11)
@@ -614,55 +768,44 @@ def model_fit(run: Run, model: RunModel, comp_data: tuple[np.ndarray, np.ndarray
                   "the rank's flops, fitted as c0 + c1·flops.")
 
 
-def forecast(run: Run, model: RunModel, outdir: Path) -> Figure | None:
-    if not model.forecasts:
+def forecast(val, outdir: Path) -> Figure | None:
+    """The validated forecast: request time and speedup against nodes, with the
+    measured points and the held-out check."""
+    model = val.model
+    if model is None or not model.forecasts:
         return None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(16, 5.6), constrained_layout=True)
-    markers = ["s", "D", "^", "v", "o"]
     for k, f in enumerate(model.forecasts):
         col = PALETTE[k % len(PALETTE)]
-        mk = markers[k % len(markers)]
-        ax1.plot(f.nodes, f.t_total, "-", color=col, label=f"{f.label}: forecast total")
-        if k == 0:
-            ax1.plot(f.nodes, f.t_comp, ":", color=col, linewidth=1.2, label=f"{f.label}: compute")
-            comm = f.t_dist + f.t_gather
-            if np.any(comm > 0):
-                ax1.plot(f.nodes[comm > 0], comm[comm > 0], "--", color=col, linewidth=1.2,
-                         label=f"{f.label}: distribute + gather")
-        lo, hi = f.measured_ci
-        if np.isfinite(f.measured_t):
-            ax1.errorbar([f.measured_p], [f.measured_t],
-                         yerr=[[max(0, f.measured_t - lo)], [max(0, hi - f.measured_t)]],
-                         fmt=mk, color=col, markersize=8, markeredgecolor="black", capsize=4,
-                         label=f"{f.label}: measured (p={f.measured_p})")
+        ax1.plot(f.nodes, f.t_total, "-", color=col, label=f"{f.label}: forecast")
         ax2.plot(f.nodes, f.speedup, "-", color=col, label=f"{f.label}: forecast")
-        if np.isfinite(f.measured_speedup):
-            ax2.plot([f.measured_p], [f.measured_speedup], mk, color=col, markersize=8,
-                     markeredgecolor="black", label=f"{f.label}: measured")
-    ax2.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1)
+        meas = getattr(f, "measured", [])
+        if meas:
+            ax1.plot([m[0] for m in meas], [m[1] for m in meas], "o", color=col,
+                     markeredgecolor="black", markersize=8, label=f"{f.label}: measured")
+    ax2.plot(model.forecasts[0].nodes, model.forecasts[0].nodes, ":", color="0.45",
+             label="ideal S = nodes")
+    ax2.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1, label="S = 1")
     for ax in (ax1, ax2):
         ax.set_xscale("log", base=2)
-        ax.set_xticks([2 ** k for k in range(int(np.log2(max(1, model.forecasts[0].nodes[-1]))) + 1)])
+        top = int(model.forecasts[0].nodes[-1])
+        ax.set_xticks([2 ** k for k in range(int(np.log2(max(1, top))) + 1)])
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("nodes (one compute rank each, log scale)")
-        ax.legend(fontsize=8, loc="best", handlelength=3)
+        ax.set_xlabel("nodes (count, log scale)")
+        ax.legend(fontsize=8, loc="best")
     _time_axis(ax1, "request time")
     _nice_log(ax1, "y")
     ax2.set_yscale("log")
     ax2.yaxis.set_major_formatter(FuncFormatter(_plain))
     ax2.set_ylabel(f"speedup against {model.forecasts[0].speedup_ref} (log scale)")
-    _nice_log(ax2, "y")
+    ax1.set_title("predicted request time\n" + val.error_text, fontsize=10)
     ax2.set_title("predicted speedup")
-    err = (f"fit error on {model.total_n} measured points: median "
-           f"{100 * model.total_rel_err_median:.1f} %, max {100 * model.total_rel_err_max:.1f} %")
-    ax1.set_title(f"predicted request time\n{err}", fontsize=11)
-    top = int(model.forecasts[0].nodes[-1])
-    fig.suptitle(f"Forecast for 1…{top} nodes like those of {run.name}")
-    name = _save(fig, outdir, f"forecast_{slug(run.name)}.png")
-    return Figure(name, f"Forecast: {run.name}", "Lines: the fitted model (linear scatter and "
-                  "gather at α, β; compute c0 + c1·flops/p; fixed cost t0). Markers: the measured "
-                  "medians with 95 % CIs. " + err + ".")
+    fig.suptitle("Forecast (a model, not a measurement)")
+    name = _save(fig, outdir, "forecast.png")
+    return Figure(name, "Forecast", "Lines: the model fitted on every node count measured; "
+                  "markers: measured medians. Checked before it was drawn: " + val.error_text
+                  + ". A forecast, not a finding.")
 
 
 def load(items: list[tuple[Run, list[LoadStepStats], Saturation | None]], colour: dict[str, str],
@@ -716,7 +859,7 @@ def load(items: list[tuple[Run, list[LoadStepStats], Saturation | None]], colour
         ax1.set_title("latency percentiles (warm-up excluded)")
         ax1.legend(fontsize=8, ncol=2, handlelength=3.5)
         ax2.set_xlabel(xlabel)
-        ax2.set_ylabel("completed requests/s")
+        ax2.set_ylabel("throughput (completed requests/s, linear)")
         ax2.set_ylim(bottom=0)
         ax2.set_xlim(left=0)
         ax2.set_title("throughput")

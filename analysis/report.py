@@ -1,11 +1,15 @@
 """Command line: turn wulfbench result files into a report.
 
-    /usr/bin/python3 -m analysis.report FILES... -o DIR [--baseline FILE] [--point ID]
+    /usr/bin/python3 -m analysis.report FILES... -o DIR [--baseline FILE [--baseline FILE]]
 
-Writes DIR/index.html (one self-contained page, figures embedded), the PNG
-figures, summary.md and one CSV per table. Exit status: 0 done, 1 a bad or
+Writes DIR/index.html (one self-contained page built from analysis/page.html,
+figures embedded), the PNG figures, summary.md (the same content in Markdown,
+made from the same data) and one CSV per table. Exit status: 0 done, 1 a bad or
 unreadable input (or the report could not be written), 2 a usage error, 3 written
 with some input files left out.
+
+Text in the report's blocks is plain text in which **x** marks bold; the HTML
+and the Markdown renderers each turn that into their own markup.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import base64
 import datetime as dt
 import html
 import os
+import re
+import string
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -22,14 +28,16 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, model, plots, scaling, tables
-from .derive import PointStats
+from . import SCHEMA, derive, load_next, model, plots, scaling, stats, tables
+from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
 from .tables import Table
 
-PROG = prog_name("report")  # analysis (D2): the installed wrapper sets WB_PROG
+PROG = prog_name("report")  # the installed wrapper sets WB_PROG
 PROG_USAGE = prog_name("python3 -m analysis.report")
+FOLD_ROWS = 24  # longer tables are folded on the page (the CSV and summary.md have them whole)
+TEMPLATE = Path(__file__).with_name("page.html")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,17 +69,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", metavar="DIR", default="report",
                         help="folder to write the report into; created if missing, files of an "
                              "earlier report there are overwritten (default: report)")
-    parser.add_argument("--baseline", metavar="FILE",
-                        help="the reference run (e.g. the one-desktop run) that speedup, "
-                             "efficiency and Karp-Flatt are computed against; it may be one of "
-                             "FILES or an extra file. Default: the one file whose root attribute "
-                             "baseline is 1, if exactly one is")
+    parser.add_argument("--baseline", metavar="FILE", action="append", default=[],
+                        help="a separate reference run (e.g. one desktop) that the cross-run "
+                             "speedup is computed against; it may be one of FILES or an extra "
+                             "file. Give it twice for two baseline runs that bracket the cluster "
+                             "run (before and after): their drift is shown and widens the CI. "
+                             "Default: the one file whose root attribute baseline is 1, if "
+                             "exactly one is. The paired baseline inside a file "
+                             "(--paired-baseline) needs no option")
     parser.add_argument("--point", metavar="ID", action="append", default=[],
-                        help="point for the per-rank view, e.g. p004 (every run that has it) or "
-                             "RUN:p004 (one run, by label or file name); may be repeated. "
-                             "Default: the largest 'files' point of each run")
+                        help="point for the per-rank view and the pipeline timeline, e.g. p004 "
+                             "(every run that has it) or RUN:p004 (one run, by label or file "
+                             "name); may be repeated. Default: the largest 'files' point of each "
+                             "run, and for the timeline the largest point that has one")
     parser.add_argument("--max-nodes", metavar="N", type=int, default=64,
-                        help="forecast request time and speedup for 1..N nodes (default: 64)")
+                        help="draw a validated forecast for 1..N nodes (default: 64); a forecast "
+                             "is drawn only when runs at three or more node counts predict a "
+                             "held-out one within 25 %%")
     parser.add_argument("--skip-bad", action="store_true",
                         help="report on the readable files even when files named on the command "
                              "line cannot be read (each bad file is still named on stderr, and "
@@ -88,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
 class Section:
     anchor: str
     title: str
+    nav: str = ""  # short name in the navigation bar
     blocks: list[tuple[str, object]] = field(default_factory=list)  # ("p"|"ul"|"table"|"figure", payload)
 
     def para(self, text: str) -> None:
@@ -110,33 +125,45 @@ class Report:
     title: str
     outdir: Path
     runs: list[Run]
-    baseline: Run | None
-    notices: list[str] = field(default_factory=list)
-    findings: dict[str, list[str]] = field(default_factory=dict)  # run name -> HTML fragments
+    baselines: list[Run]
+    warnings: list[str] = field(default_factory=list)  # "Read first": real warnings only
+    notes: list[str] = field(default_factory=list)  # expected notices
+    findings: dict[str, list[str]] = field(default_factory=dict)  # run name -> text
+    study: Table | None = None
     sections: list[Section] = field(default_factory=list)
 
     def find(self, run: str, text: str) -> None:
         """Record a headline finding about a run."""
         self.findings.setdefault(run, []).append(text)
 
+    def section(self, anchor: str, title: str, nav: str = "") -> Section:
+        sec = Section(anchor, title, nav or title)
+        self.sections.append(sec)
+        return sec
+
     @property
     def tables(self) -> list[Table]:
-        return [b[1] for s in self.sections for b in s.blocks if b[0] == "table"]  # type: ignore[misc]
+        found = [self.study] if self.study is not None else []
+        return found + [b[1] for s in self.sections for b in s.blocks if b[0] == "table"]  # type: ignore[misc]
 
     @property
     def figures(self) -> list[plots.Figure]:
         return [b[1] for s in self.sections for b in s.blocks if b[0] == "figure"]  # type: ignore[misc]
 
 
-def _fail_line(err: InputError) -> str:
-    return f"{PROG}: {err.subject}: {err.what}; {err.todo}"
+def _b(text: object) -> str:
+    """Bold in the report's text markup."""
+    return f"**{text}**"
 
 
-def load_runs(args: argparse.Namespace) -> tuple[list[Run], Run | None, list[str], list[str]]:
-    """Read every input. Returns (runs, baseline, notices, error lines)."""
-    # --- analysis: bad files (helper D2) ---
+def _created(run: Run) -> str:
+    return str(run.attrs.get("created_utc") or "")
+
+
+def load_runs(args: argparse.Namespace) -> tuple[list[Run], list[Run], list[str], list[str]]:
+    """Read every input. Returns (runs, baselines, notes, error lines)."""
     named: list[InputError] = []  # files named on the command line: fatal without --skip-bad
-    found: list[InputError] = []  # files found in a folder: always skipped and listed
+    found_bad: list[InputError] = []  # files found in a folder: always skipped and listed
     paths: list[tuple[Path, bool]] = []
     for item in args.files:
         try:
@@ -148,54 +175,54 @@ def load_runs(args: argparse.Namespace) -> tuple[list[Run], Run | None, list[str
         try:
             runs.append(open_run(path))
         except InputError as err:
-            (found if in_folder else named).append(err)
-    # --- end analysis ---
-    notices: list[str] = []
-    baseline: Run | None = None
-    if args.baseline:
-        wanted = os.path.realpath(args.baseline)
-        baseline = next((r for r in runs if os.path.realpath(r.path) == wanted), None)
-        if baseline is None:
+            (found_bad if in_folder else named).append(err)
+    notes: list[str] = []
+    baselines: list[Run] = []
+    for wanted_path in args.baseline:
+        wanted = os.path.realpath(wanted_path)
+        found = next((r for r in runs if os.path.realpath(r.path) == wanted), None)
+        if found is None:
             try:
-                if not Path(args.baseline).is_file():
-                    raise InputError(args.baseline, "--baseline names no such file",
+                if not Path(wanted_path).is_file():
+                    raise InputError(wanted_path, "--baseline names no such file",
                                      "give the path of the reference run's result file")
-                baseline = open_run(Path(args.baseline))
-                runs.append(baseline)
+                found = open_run(Path(wanted_path))
+                runs.append(found)
             except InputError as err:
                 named.append(err)
+                continue
+        if found not in baselines:
+            baselines.append(found)
     name_runs(runs)
-    if baseline is not None:
-        notices.append(f"Baseline: <b>{html.escape(baseline.name)}</b> ({html.escape(str(baseline.path))}), "
-                       "named with --baseline.")
+    if len(baselines) > 2:
+        raise UsageError("--baseline may be given once, or twice for a before/after bracket")
+    baselines.sort(key=_created)
+    if baselines:
+        if len(baselines) == 2:
+            notes.append(f"Baselines: {_b(baselines[0].name)} before and {_b(baselines[1].name)} "
+                         "after the cluster run, named with --baseline; their drift widens every "
+                         "cross-run CI.")
+        else:
+            notes.append(f"Baseline: {_b(baselines[0].name)} ({baselines[0].path}), named with "
+                         "--baseline.")
     elif not args.baseline:
         flagged = [r for r in runs if r.is_baseline]
         if len(flagged) == 1:
-            baseline = flagged[0]
-            notices.append(f"Baseline: <b>{html.escape(baseline.name)}</b>, the one file with "
-                           "root attribute baseline=1.")
+            baselines = flagged
+            notes.append(f"Baseline: {_b(flagged[0].name)}, the one file with root attribute "
+                         "baseline=1.")
         elif len(flagged) > 1:
-            notices.append("No baseline comparison: several files have baseline=1 ("
-                           + ", ".join(html.escape(r.name) for r in flagged)
-                           + "); name one with --baseline FILE.")
-        elif len(runs) > 0:
-            notices.append("No baseline comparison: no file has baseline=1; pass --baseline FILE "
-                           "to compare against a reference run.")
-    if baseline is not None and baseline.invalid:
-        notices.append(f"The baseline {html.escape(baseline.name)} failed verification: no "
-                       "speedup is computed against it.")
-    # --- analysis: bad files (helper D2) ---
-    errors = bad_file_lines(named, found, runs, args.skip_bad, PROG)
-    notices.extend(f"Left out: {html.escape(e.subject)}: {html.escape(e.what)}."
-                   for e in named + found)
+            notes.append("No cross-run comparison: several files have baseline=1 ("
+                         + ", ".join(r.name for r in flagged)
+                         + "); name one with --baseline FILE, or two (before and after).")
+        elif runs:
+            notes.append("No cross-run comparison: no file has baseline=1; pass --baseline FILE "
+                         "to compare against a separate reference run.")
+    errors = bad_file_lines(named, found_bad, runs, args.skip_bad, PROG)
+    args.left_out = [f"Left out: {e.subject}: {e.what}." for e in named + found_bad]
     args.fatal = bool(named) and not args.skip_bad
-    args.partly = bool(named or found)
-    # --- end analysis ---
-    return runs, baseline, notices, errors
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text))
+    args.partly = bool(named or found_bad)
+    return runs, baselines, notes, errors
 
 
 def _x_text(s: PointStats) -> str:
@@ -219,8 +246,8 @@ def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
     known = {r.name for r in runs} | {r.path.name for r in runs} | {r.label for r in runs}
     for name in for_run:
         if name not in known:
-            notes.append(f"--point {_e(name)}:{_e(for_run[name])}: no run is called "
-                         f"{_e(name)}; runs are " + ", ".join(_e(r.name) for r in runs) + ".")
+            notes.append(f"--point {name}:{for_run[name]}: no run is called {name}; runs are "
+                         + ", ".join(r.name for r in runs) + ".")
     for run in runs:
         items = stats_by_run.get(run.name, [])
         if not items:
@@ -233,178 +260,353 @@ def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
             if pick is not None:
                 break
         if candidates and pick is None:
-            notes.append(f"{_e(run.name)} has no point {', '.join(_e(c) for c in candidates)}; "
-                         "its default point is shown.")
+            notes.append(f"{run.name} has no point {', '.join(candidates)}; its default point "
+                         "is shown.")
         chosen[run.name] = pick or derive.default_point(run, items)
     return chosen, notes
 
 
-def build(args: argparse.Namespace, runs: list[Run], baseline: Run | None,
-          notices: list[str], outdir: Path) -> Report:
-    rep = Report(title=args.title, outdir=outdir, runs=runs, baseline=baseline,
-                 notices=list(notices))
-    colour = plots.colours(runs, baseline)
-    stats_by_run = {r.name: derive.run_point_stats(r) for r in runs}
-    all_stats = [s for r in runs for s in stats_by_run[r.name]]
+@dataclass
+class Context:
+    """What the sections share."""
 
+    args: argparse.Namespace
+    runs: list[Run]
+    baselines: list[Run]
+    stats: dict[str, list[PointStats]]
+    extra: dict[str, load_next.RunNext]
+    colour: dict[str, str]
+    paired: list[Comparison] = field(default_factory=list)
+    cross: list[Comparison] = field(default_factory=list)
+    crossings: list[derive.Crossover] = field(default_factory=list)
+    loads: list[tuple[Run, list, object]] = field(default_factory=list)
+    forecast_text: str = ""
+
+    def throttled(self, run: Run) -> list[str]:
+        """Hosts that recorded throttling, in /hosts or a point's health record."""
+        names = [str(h.get("hostname")) for h in run.hosts if _int(h.get("throttled")) == 1]
+        for pn in self.extra[run.name].points.values():
+            names += [str(h.get("hostname")) for h in pn.health if _int(h.get("throttled")) == 1]
+        return sorted(set(names))
+
+
+def _int(value: object, default: int = -1) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
+def _float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def build(args: argparse.Namespace, runs: list[Run], baselines: list[Run],
+          notes: list[str], outdir: Path) -> Report:
+    rep = Report(title=args.title, outdir=outdir, runs=runs, baselines=baselines,
+                 notes=list(notes))
+    ctx = Context(args=args, runs=runs, baselines=baselines,
+                  stats={r.name: derive.run_point_stats(r) for r in runs},
+                  extra={r.name: load_next.read(r) for r in runs},
+                  colour=plots.colours(runs, baselines[0] if baselines else None))
+    for base in baselines:
+        if base.invalid:
+            rep.warnings.append(f"The baseline {_b(base.name)} failed verification: no cross-run "
+                                "speedup is computed against it.")
     for run in runs:
-        tag = f"<b>{_e(run.name)}</b> ({_e(run.path.name)})"
-        if run.partial:
-            rep.notices.append(
-                f"{tag} is PARTIAL: the run had not finished (status '{_e(run.status)}'). It "
-                f"holds {len(run.points)} FFT points, {len(run.transfer)} transfer tests and "
-                f"{len(run.load_steps)} load steps; what is missing was not measured yet.")
-        if run.invalid:
-            rep.notices.append(f"{tag} FAILED VERIFICATION (verified={run.verified}, status "
-                               f"'{_e(run.status)}'): its numbers are listed as INVALID and "
-                               "left out of figures, comparisons and the model.")
-        elif run.status == "failed":
-            rep.notices.append(f"{tag} ended with status 'failed'; the points it flushed are shown.")
-        bad = [s.point.id for s in stats_by_run[run.name] if s.point.verified == 0]
-        if bad and not run.invalid:
-            rep.notices.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
-                               "(verify/passed=0); shown as INVALID and left out of figures, "
-                               "comparisons and the model.")
-        unstable = [s.point.id for s in stats_by_run[run.name] if s.status.startswith("unstable")]
-        if unstable:
-            rep.notices.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
-                               + ", ".join(unstable) + ".")
-        for problem in run.problems:
-            rep.notices.append(f"{tag}: {_e(problem)}")
-        missing = [g for g in ("fft", "transfer", "load") if g not in run.groups]
-        if missing:
-            sub = run.attrs.get("subcommand")
-            rep.notices.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
-                               + (f" group (subcommand '{_e(sub)}')" if sub else " group")
-                               + "; those sections skip it.")
-
-    sec = Section("runs", "Runs and provenance")
+        _run_notices(rep, ctx, run)
+    sec = rep.section("runs", "Runs")
     sec.para("Every run that went into this report: where and how it ran, and whether its "
              "results were verified.")
-    sec.table(tables.provenance(runs, baseline))
+    sec.table(tables.provenance(runs, baselines[0] if baselines else None))
     sec.table(tables.hosts(runs))
-    rep.sections.append(sec)
-
-    _fft_section(rep, runs, stats_by_run, all_stats, colour)
-    comps = _comparison_section(rep, runs, baseline, stats_by_run, colour)
-    # --- analysis: measured scaling (helper D2) ---
-    sc = scaling.build([r for r in runs if r is not baseline], rep.outdir)
-    if sc.rows:
-        sec = Section("scaling", "Measured scaling")
-        sec.para(_e(scaling.CAPTION))
-        sec.figure(plots.Figure(sc.figure, "Measured scaling", scaling.CAPTION))
-        sec.table(sc.table)
-        sec.bullets([_e(n) for n in sc.notes])
-        rep.sections.append(sec)
-    # --- end analysis ---
-    _per_rank_section(rep, args, runs, stats_by_run)
-    _transfer_section(rep, runs, colour)
-    _model_section(rep, args, runs, baseline, stats_by_run, comps)
-    _load_section(rep, runs, colour)
+    _fft_section(rep, ctx)
+    _pipeline_section(rep, ctx)
+    _baseline_section(rep, ctx)
+    _per_rank_section(rep, ctx)
+    _transfer_section(rep, ctx)
+    _dfft_section(rep, ctx)
+    _scaling_section(rep, ctx)
+    _model_section(rep, ctx)
+    _load_section(rep, ctx)
     _method_section(rep)
+    rep.study = tables.study(_study_rows(ctx))
     return rep
 
 
-def _fft_section(rep: Report, runs: list[Run], stats_by_run: dict[str, list[PointStats]],
-                 all_stats: list[PointStats], colour: dict[str, str]) -> None:
-    sec = Section("fft", "FFT requests (study rows 1–9)")
-    rep.sections.append(sec)
-    without = [r.name for r in runs if not r.points]
+def _run_notices(rep: Report, ctx: Context, run: Run) -> None:
+    tag = f"{_b(run.name)} ({run.path.name})"
+    if run.partial or run.status in ("interrupted", "timeout"):
+        rep.warnings.append(
+            f"{tag} is PARTIAL: the run had not finished (status '{run.status}'). It holds "
+            f"{len(run.points)} FFT points, {len(run.transfer)} transfer tests and "
+            f"{len(run.load_steps)} load steps; what is missing was not measured.")
+    if run.invalid:
+        rep.warnings.append(f"{tag} FAILED VERIFICATION (verified={run.verified}, status "
+                            f"'{run.status}'): its numbers are listed as INVALID and left out "
+                            "of figures, comparisons and the model.")
+    elif run.status == "failed":
+        rep.warnings.append(f"{tag} ended with status 'failed'; the points it flushed are shown.")
+    items = ctx.stats[run.name]
+    bad = [s.point.id for s in items if s.point.verified == 0]
+    if bad and not run.invalid:
+        rep.warnings.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
+                            "(verify/passed=0); shown as INVALID and left out of figures, "
+                            "comparisons and the model.")
+    unstable = [s.point.id for s in items if s.status.startswith("unstable")]
+    if unstable:
+        rep.warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
+                            + ", ".join(unstable) + ".")
+    auto = []
+    for s in items:
+        a = s.point.attrs
+        reason = str(a.get("reps_stop_reason") or "")
+        if _int(a.get("unstable"), 0) == 1 or reason not in ("", "fixed", "target_ci"):
+            half = _float(a.get("ci_halfwidth_rel"))
+            target = _float(a.get("target_ci"))
+            what = f"{s.point.id} stopped by {reason or '?'}"
+            if np.isfinite(half):
+                what += f" at a CI half-width of {100 * half:.1f} %"
+            if np.isfinite(target):
+                what += f" (target {100 * target:.1f} %)"
+            auto.append(what)
+    if auto:
+        rep.warnings.append(f"{tag}: --reps auto did not reach its CI target: "
+                            + "; ".join(auto) + ".")
+    hot = ctx.throttled(run)
+    if hot:
+        rep.warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "
+                            "points' health record): its times may be slow and uneven.")
+    for problem in run.problems + ctx.extra[run.name].problems:
+        rep.warnings.append(f"{tag}: {problem}")
+    missing = [g for g in ("fft", "transfer", "load") if g not in run.groups]
+    if missing:
+        sub = run.attrs.get("subcommand")
+        rep.notes.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
+                         + (f" group (subcommand '{sub}')" if sub else " group")
+                         + "; those sections skip it.")
+
+
+def _fft_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("fft", "FFT requests (study rows 1–4, 6–9)", "FFT")
+    all_stats = [s for r in ctx.runs for s in ctx.stats[r.name]]
+    without = [r.name for r in ctx.runs if not r.points]
     if without:
-        sec.para("No /fft points in: " + ", ".join(_e(n) for n in without) + ".")
+        sec.para("No /fft points in: " + ", ".join(without) + ".")
     if not all_stats:
         sec.para("No run has FFT points; this section is empty.")
         return
-    sec.figure(plots.fft_times(all_stats, "sizes", colour, rep.outdir, "1–4"))
-    sec.figure(plots.fft_times(all_stats, "files", colour, rep.outdir, "6–8"))
-    sec.figure(plots.fft_rate(all_stats, colour, rep.outdir))
-    sec.figure(plots.fft_overhead(all_stats, rep.baseline, rep.outdir))
+    base = ctx.baselines[0] if ctx.baselines else None
+    sec.figure(plots.fft_times(all_stats, "sizes", ctx.colour, rep.outdir, "1–4"))
+    sec.figure(plots.fft_times(all_stats, "files", ctx.colour, rep.outdir, "6–8"))
+    sec.figure(plots.fft_rate(all_stats, ctx.colour, rep.outdir))
+    sec.figure(plots.fft_phases(all_stats, base, rep.outdir))
     for sc in ("sizes", "files"):
         if not any(s.point.scenario == sc and s.usable for s in all_stats):
-            sec.para(f"No usable '{sc}' points: the {'file size' if sc == 'sizes' else 'files per request'} "
-                     "figures are left out.")
+            sec.para(f"No usable '{sc}' points: the "
+                     f"{'file size' if sc == 'sizes' else 'files per request'} figures are left out.")
+    sec.table(tables.phase_stack(all_stats, _overlaps(ctx)))
     sec.table(tables.fft_points(all_stats))
-    for run in runs:
-        usable = [s for s in stats_by_run[run.name] if s.usable]
+    for run in ctx.runs:
+        usable = [s for s in ctx.stats[run.name] if s.usable]
         if not usable:
             continue
         best = max(usable, key=lambda s: s.kBps if np.isfinite(s.kBps) else -1)
         top = max(usable, key=lambda s: s.gflops if np.isfinite(s.gflops) else -1)
-        rep.find(run.name,
-            f"best processing rate {best.kBps:,.0f} kB/s at {_e(_x_text(best))}; "
-            f"peak {top.gflops:.3g} GFLOPS ({top.gflops_per_rank:.3g} per compute rank, p={top.point.p}).")
+        rep.find(run.name, f"best processing rate {best.kBps:,.0f} kB/s at {_x_text(best)}; "
+                           f"peak {top.gflops:.3g} GFLOPS ({top.gflops_per_rank:.3g} per compute "
+                           f"rank, p={top.point.p}).")
 
 
-def _comparison_section(rep: Report, runs: list[Run], baseline: Run | None,
-                        stats_by_run: dict[str, list[PointStats]],
-                        colour: dict[str, str]) -> list[derive.Comparison]:
-    sec = Section("baseline", "Against the baseline (study row 5)")
-    rep.sections.append(sec)
-    if baseline is None:
-        sec.para("No baseline run: " + ("pass --baseline FILE, or include exactly one file with "
-                                         "root attribute baseline=1."))
-        return []
-    if baseline.invalid:
-        sec.para(f"The baseline {_e(baseline.name)} failed verification; nothing is compared.")
-        return []
-    comps: list[derive.Comparison] = []
-    for run in runs:
-        if run is baseline:
+def _overlap(run: Run, pid: str, pn: load_next.PointNext | None, attrs: dict) -> float:
+    value = _float(attrs.get("overlap"))
+    if not np.isfinite(value) and pn is not None and pn.overlap is not None:
+        value = stats.nanmedian(pn.overlap)
+    return value
+
+
+def _overlaps(ctx: Context) -> dict[tuple[str, str], float]:
+    out = {}
+    for run in ctx.runs:
+        for pt in run.points:
+            value = _overlap(run, pt.id, ctx.extra[run.name].points.get(pt.id), pt.attrs)
+            if np.isfinite(value):
+                out[(run.name, pt.id)] = value
+    return out
+
+
+def link_use_text(attrs: dict) -> str:
+    use = _float(attrs.get("link_use"))
+    if np.isfinite(use):
+        return f"link use: {100 * use:.0f} % of the full-duplex bound"
+    if _int(attrs.get("link_out_bytes"), 0) > 0:
+        return "link use unknown (no line rate: add a transfer run to the file)"
+    return ""
+
+
+def _pipeline_section(rep: Report, ctx: Context) -> None:
+    rows = []
+    timelines = []
+    for run in ctx.runs:
+        ext = ctx.extra[run.name]
+        for pt in run.points:
+            a = pt.attrs
+            pn = ext.points.get(pt.id)
+            ov = _overlap(run, pt.id, pn, a)
+            # older files name a schedule but hold nothing of the pipeline
+            if not (np.isfinite(ov) or a.get("link_out_bytes") is not None
+                    or (pn and pn.timeline is not None)):
+                continue
+            rows.append({"run": run.name, "point": pt.id, "schedule": a.get("schedule") or "?",
+                         "chunk_frames": a.get("chunk_frames"), "overlap": ov,
+                         "link_out_bytes": a.get("link_out_bytes"),
+                         "link_in_bytes": a.get("link_in_bytes"),
+                         "link_bound": _float(a.get("link_bound_s")),
+                         "link_use": link_use_text(a) or "–"})
+    if not rows:
+        return
+    sec = rep.section("pipeline", "Schedule and pipeline", "Pipeline")
+    sec.para("How the head node handed out the work: the schedule, how far its phases "
+             "overlapped, and how much of the head node's link the request used.")
+    sec.table(tables.pipeline(rows))
+    chosen, _notes = choose_points(ctx.runs, ctx.stats, ctx.args.point)
+    for run in ctx.runs:
+        ext = ctx.extra[run.name]
+        have = [pt for pt in run.points if ext.points.get(pt.id) is not None
+                and ext.points[pt.id].timeline is not None]
+        if not have:
             continue
+        want = chosen.get(run.name)
+        pick = next((pt for pt in have if want is not None and pt.id == want.point.id
+                     and ctx.args.point), None)
+        pick = pick or max(have, key=lambda pt: (pt.input_bytes, pt.id))
+        timelines.append(run.name)
+        sec.figure(plots.timeline(run, pick.id, ext.points[pick.id].timeline,
+                                  derive.median_total(pick), rep.outdir))
+    if not timelines:
+        sec.para("No point has a /timeline: no Gantt chart.")
+
+
+def _causes(ctx: Context, c: Comparison) -> str:
+    hot = ctx.throttled(c.run)
+    causes = []
+    if c.kind == "cross-run":
+        drift = (f"the baselines drifted {100 * c.drift:+.0f} %" if np.isfinite(c.drift)
+                 else "a single baseline run cannot show it")
+        causes.append(f"drift between runs (this comparison crosses runs; {drift})")
+    causes.append("cache effects: each rank's smaller share may fit a cache the whole request "
+                  "does not")
+    causes.append("thermal throttling: " + (f"recorded in /hosts on {', '.join(hot)}" if hot
+                                            else "none recorded in /hosts"))
+    return "; ".join(causes)
+
+
+def _baseline_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("baseline", "Speedup against one node and against the baseline (study row 5)",
+                      "Speedup")
+    for run in ctx.runs:
         if run.invalid:
-            sec.para(f"{_e(run.name)} failed verification and is not compared.")
             continue
-        found, notes = derive.compare(stats_by_run[run.name], stats_by_run[baseline.name])
-        for note in notes:
-            rep.notices.append(_e(note))
-        if not found:
-            sec.para(f"{_e(run.name)} has no point with the same scenario, mode, precision, frame, "
-                     f"file count and seconds per file as the baseline.")
-        comps.extend(found)
-    if not comps:
-        return comps
-    cross = derive.crossovers(comps)
-    sec.figure(plots.speedup(comps, cross, colour, baseline, rep.outdir))
-    sec.bullets([f"<b>{_e(c.run.name)}</b>, {_e(c.scenario)} ({_e(c.config)}): "
-                 f"{_e(tables.crossover_text(c))}." for c in cross])
-    sec.table(tables.crossovers(cross))
-    sec.table(tables.comparison(comps, baseline))
-    for c in cross:
-        rep.find(c.run.name, f"against {_e(baseline.name)}, {_e(c.scenario)}: "
-                             f"{_e(tables.crossover_text(c))}.")
-    by_run: dict[str, list[derive.Comparison]] = {}
-    for c in comps:
-        by_run.setdefault(c.run.name, []).append(c)
-    for name, items in by_run.items():
-        best = max(items, key=lambda c: c.speedup if np.isfinite(c.speedup) else -1)
-        rep.find(name, f"largest speedup {best.speedup:.3g}× "
-                            f"(efficiency {100 * best.efficiency:.0f} %, p={best.p}) at "
-                            f"{_e(_x_text(best.cluster))}.")
-    return comps
+        base = {pid: pn.baseline["t_total"] for pid, pn in ctx.extra[run.name].points.items()
+                if pn.baseline is not None}
+        ctx.paired += derive.compare_paired(run, ctx.stats[run.name], base)
+    usable_bases = [b for b in ctx.baselines if not b.invalid]
+    if len(usable_bases) == len(ctx.baselines) and usable_bases:
+        name = " and ".join(b.name for b in usable_bases)
+        for run in ctx.runs:
+            if run in ctx.baselines or run.invalid:
+                continue
+            found, notes = derive.compare(ctx.stats[run.name],
+                                          [ctx.stats[b.name] for b in usable_bases], name)
+            rep.notes.extend(notes)
+            if not found:
+                sec.para(f"{run.name} has no point with the same scenario, mode, precision, "
+                         "frame, file count and seconds per file as the baseline.")
+            ctx.cross += found
+    ctx.crossings = derive.crossovers(ctx.paired + ctx.cross)
+    if ctx.paired:
+        sec.para(f"{_b('Paired')}: rank 0 ran every request alone in the same job, alternating "
+                 "with the cluster's repetitions, so drift of the machine's speed hits both "
+                 "alike. This is the speedup against one node of the cluster.")
+        sec.figure(plots.speedup(ctx.paired, [c for c in ctx.crossings if c.kind == "paired"],
+                                 ctx.colour, "Paired speedup against rank 0 alone (same job)",
+                                 rep.outdir, "speedup_paired.png"))
+        sec.table(tables.comparison(ctx.paired, "speedup_paired",
+                                    "Paired speedup (same job, alternating repetitions)"))
+    else:
+        sec.para("No paired baseline in any file (run with --paired-baseline for the speedup "
+                 "against one node measured in the same job).")
+    if ctx.cross:
+        bases = ctx.baselines
+        text = (f"{_b('Cross-run')}: these comparisons cross runs. The baseline "
+                f"{bases[0].name} ran as a separate process")
+        if len(bases) == 2:
+            drifts = [c.drift for c in ctx.cross if np.isfinite(c.drift)]
+            text += (f", once before ({bases[0].name}) and once after ({bases[1].name}) the "
+                     f"cluster run. The two differ by a median {100 * stats.nanmedian(drifts):+.1f} % "
+                     f"(from {100 * min(drifts):+.1f} % to {100 * max(drifts):+.1f} %); every CI "
+                     "below spans both baselines' intervals, so it includes that drift.")
+        else:
+            text += (", at another time, so a drift of the machine's speed between the runs is "
+                     "not measured and not in the CI. Bracket the run with a baseline before and "
+                     "after (--baseline BEFORE --baseline AFTER) to see it.")
+        sec.para(text)
+        sec.figure(plots.speedup(ctx.cross, [c for c in ctx.crossings if c.kind == "cross-run"],
+                                 ctx.colour, f"Against {ctx.cross[0].base_name} (crosses runs)",
+                                 rep.outdir, "speedup.png"))
+        sec.table(tables.comparison(ctx.cross, "comparison",
+                                    f"Against {ctx.cross[0].base_name} (crosses runs)"))
+    if not ctx.paired and not ctx.cross:
+        if not ctx.baselines:
+            sec.para("No separate baseline run: pass --baseline FILE, or include exactly one "
+                     "file with root attribute baseline=1.")
+        return
+    if ctx.crossings:
+        sec.bullets([f"{_b(c.run.name)}, {c.kind}, {c.scenario} ({c.config}): "
+                     f"{tables.crossover_text(c)}." for c in ctx.crossings])
+        sec.table(tables.crossovers(ctx.crossings))
+    for c in ctx.paired + ctx.cross:
+        if c.implausible:
+            rep.warnings.append(
+                f"{_b(c.run.name)} {c.cluster.point.id} ({c.kind}): IMPLAUSIBLE speedup "
+                f"{c.speedup:.3g} on p={c.p} ({'; '.join(c.implausible)}). Not a finding. "
+                f"Likely causes: {_causes(ctx, c)}.")
+    for run in ctx.runs:
+        mine = [c for c in ctx.paired if c.run is run] or [c for c in ctx.cross if c.run is run]
+        good = [c for c in mine if not c.implausible]
+        if not good:
+            continue
+        top = max(good, key=lambda c: (c.cluster.point.scenario == "files", c.cluster.x))
+        rep.find(run.name, f"{top.kind} speedup {top.speedup:.3g}× [{top.ci_lo:.3g}, "
+                           f"{top.ci_hi:.3g}] (95 % CI, p={top.p}, efficiency "
+                           f"{100 * top.efficiency:.0f} %) at {_x_text(top.cluster)}"
+                           + (" — crosses runs" if top.kind == "cross-run" else "") + ".")
+    for c in ctx.crossings:
+        rep.find(c.run.name, f"{c.kind}, {c.scenario}: {tables.crossover_text(c)}.")
 
 
-def _per_rank_section(rep: Report, args: argparse.Namespace, runs: list[Run],
-                      stats_by_run: dict[str, list[PointStats]]) -> None:
-    sec = Section("ranks", "Per rank")
-    rep.sections.append(sec)
-    chosen, notes = choose_points(runs, stats_by_run, args.point)
-    for note in notes:
-        rep.notices.append(note)
+def _per_rank_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("ranks", "Per rank", "Ranks")
+    chosen, notes = choose_points(ctx.runs, ctx.stats, ctx.args.point)
+    rep.notes.extend(notes)
     shown: list[tuple[Run, str, list[derive.RankStats]]] = []
     everywhere: list[tuple[Run, str, list[derive.RankStats]]] = []
     lagging: list[tuple[Run, str, derive.RankStats]] = []
-    for run in runs:
-        for s in stats_by_run.get(run.name, []):
+    for run in ctx.runs:
+        for s in ctx.stats.get(run.name, []):
             if s.usable and s.point.nranks > 1:
                 ranks = derive.rank_stats(run, s.point)
                 everywhere.append((run, s.point.id, ranks))
                 lagging += [(run, s.point.id, r) for r in ranks if r.straggler]
-    for run in runs:
+    for run in ctx.runs:
         pick = chosen.get(run.name)
         if pick is None:
             continue
         if pick.point.nranks < 2:
-            sec.para(f"{_e(run.name)} ran on one rank: no per-rank view.")
+            sec.para(f"{run.name} ran on one rank: no per-rank view.")
             continue
         ranks = derive.rank_stats(run, pick.point)
         shown.append((run, pick.point.id, ranks))
@@ -413,12 +615,10 @@ def _per_rank_section(rep: Report, args: argparse.Namespace, runs: list[Run],
         names = [f"{r.host} (rank {r.rank}): {r.reason}" for r in ranks if r.straggler]
         status = "" if pick.usable else f" — this point is {pick.status}"
         if names:
-            sec.para(f"<b>{_e(run.name)}</b> at {_e(desc)}{_e(status)}: stragglers "
-                     + "; ".join(_e(n) for n in names) + ".")
-            rep.find(run.name, f"straggler(s) at {_e(pick.point.id)}: "
-                     + "; ".join(_e(n) for n in names) + ".")
+            sec.para(f"{_b(run.name)} at {desc}{status}: stragglers " + "; ".join(names) + ".")
+            rep.find(run.name, f"straggler(s) at {pick.point.id}: " + "; ".join(names) + ".")
         else:
-            sec.para(f"<b>{_e(run.name)}</b> at {_e(desc)}{_e(status)}: no straggler.")
+            sec.para(f"{_b(run.name)} at {desc}{status}: no straggler.")
     if not shown:
         sec.para("No multi-rank run: nothing to show per rank.")
         return
@@ -433,202 +633,265 @@ def _per_rank_section(rep: Report, args: argparse.Namespace, runs: list[Run],
         for run, _pid, r in lagging:
             key = (run.name, f"{r.host} (rank {r.rank})")
             counts[key] = counts.get(key, 0) + 1
-        total = {run.name: sum(1 for rr, _p, _r in everywhere if rr is run) for run in runs}
-        sec.bullets([f"{_e(run)}: {_e(who)} straggles at {n} of {total[run]} points"
+        total = {run.name: sum(1 for rr, _p, _r in everywhere if rr is run) for run in ctx.runs}
+        sec.bullets([f"{run}: {who} straggles at {n} of {total[run]} points"
                      for (run, who), n in sorted(counts.items())])
+        st.html_rows = st.rows[:20] if len(st.rows) > 20 else None
     else:
         sec.para("No straggler at any point.")
     sec.table(st)
 
 
-def _transfer_section(rep: Report, runs: list[Run], colour: dict[str, str]) -> None:
-    sec = Section("transfer", "Data transfer")
-    rep.sections.append(sec)
-    without = [r.name for r in runs if "transfer" not in r.groups]
+def _transfer_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("transfer", "Data transfer", "Transfer")
+    without = [r.name for r in ctx.runs if "transfer" not in r.groups]
     if without:
-        sec.para("No /transfer group in: " + ", ".join(_e(n) for n in without) + " (skipped).")
-    usable = [r for r in runs if r.transfer or r.pairs_all is not None]
+        sec.para("No /transfer group in: " + ", ".join(without) + " (skipped).")
+    usable = [r for r in ctx.runs
+              if r.transfer or r.pairs_all is not None or ctx.extra[r.name].pairs_shift is not None]
     if not usable:
         sec.para("No run has transfer tests.")
         return
     invalid = [r for r in usable if r.invalid]
     if invalid:
-        sec.para("Runs that failed verification are left out: " + ", ".join(_e(r.name) for r in invalid) + ".")
+        sec.para("Runs that failed verification are left out: "
+                 + ", ".join(r.name for r in invalid) + ".")
     usable = [r for r in usable if not r.invalid]
     # validated=0 only means the payload was not checked (no --validate);
     # a check that ran and failed says verified=0
     failed = [f"{r.name}/{t.name}" for r in usable for t in r.transfer.values()
-              if t.attrs.get("verified") is not None and int(t.attrs["verified"]) == 0]
+              if t.attrs.get("verified") is not None and _int(t.attrs["verified"]) == 0]
     if failed:
-        rep.notices.append("Transfer tests whose payload check failed (verified=0), shown but "
-                           "not to be trusted: " + ", ".join(_e(u) for u in failed) + ".")
+        rep.warnings.append("Transfer tests whose payload check failed (verified=0), shown but "
+                            "not to be trusted: " + ", ".join(failed) + ".")
     cut = [f"{r.name}/{t.name}" for r in usable for t in r.transfer.values()
-           if int(t.attrs.get("timed_out") or 0) == 1]
+           if _int(t.attrs.get("timed_out"), 0) == 1]
     if cut:
-        rep.notices.append("Transfer tests cut short by --timeout (sizes missing): "
-                           + ", ".join(_e(u) for u in cut) + ".")
+        rep.warnings.append("Transfer tests cut short by --timeout (sizes missing) are PARTIAL: "
+                            + ", ".join(cut) + ".")
+    for r in usable:
+        cuts = str(ctx.extra[r.name].transfer_attrs.get("cuts") or "")
+        if cuts:
+            rep.notes.append(f"{r.name}: the transfer time budget cut {cuts}.")
     p2p = [derive.p2p_curve(r, r.transfer[t]) for r in usable for t in ("pingpong", "bw", "bibw")
            if t in r.transfer]
-    coll = [(r, [derive.collective_curve(r, t) for n, t in sorted(r.transfer.items())
+    coll = [(r, [derive.collective_curve(r, t) for _n, t in sorted(r.transfer.items())
                  if t.kind == "collective"]) for r in usable]
     ring = [c for r in usable if "ring" in r.transfer for c in derive.ring_curves(r, r.transfer["ring"])]
-    sec.figure(plots.transfer_p2p(p2p, colour, rep.outdir))
+    sec.figure(plots.transfer_p2p(p2p, ctx.colour, rep.outdir))
     sec.figure(plots.transfer_collectives(coll, rep.outdir))
-    sec.figure(plots.transfer_ring(ring, colour, rep.outdir))
+    sec.figure(plots.transfer_ring(ring, ctx.colour, rep.outdir))
+    p2p_stats, coll_stats = [], []
+    for r in usable:
+        for name, t in sorted(r.transfer.items()):
+            given = ctx.extra[r.name].transfer.get(name)
+            ts = derive.transfer_stats(r, t, given.stats if given else {})
+            (coll_stats if t.kind == "collective" else p2p_stats).append(ts)
+    for r in usable:
+        mine = [t for t in p2p_stats + coll_stats if t.run is r]
+        flagged = [f"{t.test} at {tables.fmt_bytes(b)}" for t in mine for b in t.bytes[t.unstable]]
+        if flagged:
+            total = sum(t.bytes.size for t in mine)
+            more = f" and {len(flagged) - 6} more" if len(flagged) > 6 else ""
+            rep.warnings.append(f"{_b(r.name)}: {len(flagged)} of {total} transfer points "
+                                "unstable (CV over repetitions > 5 %), flagged in the tables: "
+                                + ", ".join(flagged[:6]) + more + ".")
+    if p2p_stats:
+        sec.table(tables.transfer_stats(p2p_stats, "transfer_p2p", "Point to point and ring"))
+    if coll_stats:
+        sec.table(tables.transfer_stats(coll_stats, "transfer_collectives", "Collectives"))
     for run in usable:
-        sec.figure(plots.transfer_pairs(run, rep.outdir))
-    if p2p:
-        sec.table(tables.transfer_curves(p2p, "transfer_p2p", "Point to point", "pairs"))
-    flat = [c for _r, cs in coll for c in cs]
-    if flat:
-        sec.table(tables.transfer_curves(flat, "transfer_collectives", "Collectives", "ranks"))
-    if ring:
-        sec.table(tables.transfer_curves(ring, "transfer_ring", "Ring", "orders"))
-    for run in usable:
-        if run.pairs_all is not None:
+        pa, ps = run.pairs_all, ctx.extra[run.name].pairs_shift
+        maps = []
+        if pa is not None:
+            maps += [("pairs_all", derive.link_map(pa.bandwidth_Bps, "bandwidth")),
+                     ("pairs_all", derive.link_map(pa.latency_s, "latency"))]
+        if ps is not None:
+            maps += [("pairs_shift", derive.link_map(ps.bandwidth_Bps, "bandwidth"))]
+        maps = [(w, m) for w, m in maps if m is not None]
+        if not maps:
+            continue
+        sec.figure(plots.link_maps(run, maps, rep.outdir))
+        slow = tables.link_maps(run, maps)
+        if slow.rows:
+            sec.table(slow)
+            rep.find(run.name, f"{len(slow.rows)} link measurement(s) below 80 % of the median "
+                               "(see the link maps).")
+        else:
+            sec.para(f"{_b(run.name)}: every link is within 80 % of the median "
+                     + ("in both maps." if len({w for w, _m in maps}) > 1 else "."))
+        if ps is not None and ps.node_ratio is not None and np.isfinite(ps.node_ratio).any():
+            sec.para(f"{_b(run.name)}: concurrent over sequential bandwidth per node: "
+                     + ", ".join(f"node {k} {100 * v:.0f} %" for k, v in enumerate(ps.node_ratio)
+                                 if np.isfinite(v)) + ".")
+        if pa is not None:
             t = tables.pairs_matrix(run)
-            t.html_rows = t.rows[:64] if len(t.rows) > 64 else None
+            t.html_rows = t.rows[:24] if len(t.rows) > 24 else None
             if t.html_rows is not None:
-                t.title += " (first 64 pairs; the CSV has all)"
+                t.title += " (first 24 pairs; the CSV has all)"
             sec.table(t)
-    missing = [r.name for r in usable if r.pairs_all is None]
-    if missing and any(r.pairs_all is not None for r in usable):
-        sec.para("No all-pairs matrix (run with --pairs all) in: " + ", ".join(_e(n) for n in missing) + ".")
 
 
-def _model_section(rep: Report, args: argparse.Namespace, runs: list[Run], baseline: Run | None,
-                   stats_by_run: dict[str, list[PointStats]],
-                   comps: list[derive.Comparison]) -> None:
-    sec = Section("model", "Model and forecast")
-    rep.sections.append(sec)
+def _dfft_section(rep: Report, ctx: Context) -> None:
+    items = []
+    for run in ctx.runs:
+        for d in ctx.extra[run.name].dfft:
+            ds = derive.dfft_stats(run, d, model.node_count(run))
+            if ds.verified == 0 or run.invalid:
+                rep.warnings.append(f"{_b(run.name)} dfft {d.id} FAILED VERIFICATION: left out "
+                                    "of the figure.")
+                continue
+            items.append(ds)
+    if not items:
+        return
+    sec = rep.section("dfft", "Distributed FFT", "dfft")
+    sec.para("One transform spread over the ranks with FFTW-MPI (the HPC view of an FFT on a "
+             "cluster), as HPCC's MPIFFT measures it.")
+    sec.figure(plots.dfft(items, rep.outdir))
+    sec.table(tables.dfft_points(items))
+
+
+def _scaling_section(rep: Report, ctx: Context) -> None:
+    """The measured scaling figure and table: runs of one series at several node or rank counts."""
+    sc = scaling.build([r for r in ctx.runs if r not in ctx.baselines], rep.outdir)
+    if not sc.rows:
+        return
+    sec = rep.section("scaling", "Scaling with nodes", "Scaling")
+    sec.para(scaling.CAPTION)
+    if sc.figure:
+        sec.figure(plots.Figure(sc.figure, "Measured scaling", scaling.CAPTION))
+    sec.table(sc.table)
+    if sc.notes:
+        sec.bullets([str(n) for n in sc.notes])
+
+
+def _model_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("model", "Model and forecast", "Forecast")
     sec.para("Hockney model t(m) = α + m/β fitted to pingpong (relative-error least squares); "
-             "per-rank compute time fitted as c0 + c1·flops; request time on p nodes predicted as "
+             "per-rank compute time fitted as c0 + c1·flops; request time on p ranks modelled as "
              "t0 + (p−1)·α + M_in·(p−1)/(p·β) + c0 + c1·F/p + (p−1)·α + M_out·(p−1)/(p·β), where "
              "M_in, M_out are the request's input and output bytes, F its flops and t0 the "
-             "median residual on the measured points. Every rank is taken to be its own node.")
-    nodes = np.arange(1, max(1, args.max_nodes) + 1)
-    base_stats = {s.point.key: s for s in stats_by_run.get(baseline.name, [])
-                  if s.usable} if baseline is not None and not baseline.invalid else {}
+             "median residual on the measured points.")
     fitted: list[model.RunModel] = []
-    for run in runs:
-        usable = [s for s in stats_by_run.get(run.name, []) if s.usable]
+    groups: dict[str, list[tuple[Run, list]]] = {}
+    for run in ctx.runs:
+        usable = [s for s in ctx.stats.get(run.name, []) if s.usable]
         if not usable:
             continue
         m = model.fit_run(run, [s.point for s in usable])
         fitted.append(m)
         for note in m.notes:
-            sec.para(f"{_e(run.name)}: {_e(note)}.")
-        if m.compute is None or max(s.point.p for s in usable) < 2:
-            continue
-        picks = []
-        for sc in ("files", "sizes"):
-            cands = [s for s in usable if s.point.scenario == sc]
-            if cands:
-                picks.append(max(cands, key=lambda s: (s.point.input_bytes, s.point.id)))
-        if not picks:
-            picks.append(max(usable, key=lambda s: s.point.input_bytes))
-        for s in picks:
-            b = base_stats.get(s.point.key)
-            f = model.forecast(m, s.point, f"{s.point.id} ({_x_text(s)})",
-                               b.median if b is not None else None, nodes)
-            if f is not None:
-                m.forecasts.append(f)
-        sec.figure(plots.model_fit(run, m, _compute_data(usable), rep.outdir))
-        sec.figure(plots.forecast(run, m, rep.outdir))
-        trust = ("good" if m.total_rel_err_max < 0.10 else
-                 "fair" if m.total_rel_err_max < 0.30 else "poor")
-        rep.find(run.name, f"model error on {m.total_n} measured points "
-                            f"median {100 * m.total_rel_err_median:.1f} %, max "
-                            f"{100 * m.total_rel_err_max:.1f} % ({trust} fit)"
-                            + _forecast_headline(m) + ".")
+            sec.para(f"{run.name}: {note}.")
+        sec.figure(plots.model_fit(run, m, derive.compute_samples([s.point for s in usable]),
+                                   rep.outdir))
+        if run not in ctx.baselines:
+            cpu = str(run.hosts[0].get("cpu_model")) if run.hosts else "?"
+            groups.setdefault(cpu, []).append((run, [s.point for s in usable]))
     if not fitted:
         sec.para("No usable FFT points: nothing to fit.")
         return
     sec.table(tables.models(fitted))
-    if any(m.forecasts for m in fitted):
-        sec.table(tables.forecasts(fitted))
-    else:
-        sec.para("No multi-rank run: no forecast (one-rank runs only give a compute cost).")
+    nodes = np.arange(1, max(1, ctx.args.max_nodes) + 1)
+    texts = []
+    for cpu, items in groups.items():
+        val = model.validate(items)
+        runs_text = ", ".join(f"{r.name} ({model.node_count(r)} nodes)" for r, _p in items)
+        if not val.ok:
+            texts.append(f"Not enough data to forecast {cpu} ({runs_text}): {val.reason}.")
+            continue
+        big = max((pt for _r, pts in items for pt in pts),
+                  key=lambda pt: (pt.scenario == "files", pt.input_bytes))
+        one = [pt for r, pts in items if model.node_count(r) == 1 for pt in pts
+               if pt.key == big.key]
+        rpn = max(1, items[-1][0].nranks // max(1, model.node_count(items[-1][0])))
+        f = model.forecast(val.model, big, f"{big.id} ({tables.workload(big.nfiles, big.seconds_per_file, big.input_bytes)})",
+                           derive.median_total(one[0]) if one else None, nodes, rpn)
+        if f is None:
+            continue
+        f.measured = sorted((model.node_count(r), derive.median_total(pt)) for r, pts in items
+                            for pt in pts if pt.key == big.key)
+        val.model.forecasts.append(f)
+        sec.figure(plots.forecast(val, rep.outdir))
+        sec.table(tables.validation(val))
+        sec.table(tables.forecasts([val.model]))
+        texts.append(f"Forecast for {cpu}, a model and not a measurement: {val.error_text}.")
+    for text in texts:
+        sec.para(text)
+    if not groups:
+        sec.para("Not enough data to forecast: no cluster run with FFT points.")
+    ctx.forecast_text = " ".join(texts)
 
 
-def _forecast_headline(m: model.RunModel) -> str:
-    f = m.forecasts[0] if m.forecasts else None
-    if f is None:
-        return ""
-    k = int(np.nanargmax(f.speedup)) if np.any(np.isfinite(f.speedup)) else 0
-    return (f"; forecast best speedup for {_e(f.label)}: {f.speedup[k]:.3g}× at {int(f.nodes[k])} "
-            f"node{'s' if int(f.nodes[k]) != 1 else ''} (against {_e(f.speedup_ref)})")
-
-
-def _compute_data(usable: list[PointStats]) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = [], []
-    for s in usable:
-        med = model.per_rank_median(s.point, "t_compute")
-        for r in s.point.compute_ranks:
-            if r < med.size and r < s.point.flops.size:
-                xs.append(float(s.point.flops[r]))
-                ys.append(float(med[r]))
-    return np.asarray(xs), np.asarray(ys)
-
-
-def _load_section(rep: Report, runs: list[Run], colour: dict[str, str]) -> None:
-    sec = Section("load", "Service under load (study rows 10–11)")
-    rep.sections.append(sec)
-    without = [r.name for r in runs if "load" not in r.groups]
+def _load_section(rep: Report, ctx: Context) -> None:
+    sec = rep.section("load", "Service under load (study rows 10–11)", "Load")
+    without = [r.name for r in ctx.runs if "load" not in r.groups]
     if without:
-        sec.para("No /load group in: " + ", ".join(_e(n) for n in without) + " (skipped).")
-    items = []
-    for run in runs:
+        sec.para("No /load group in: " + ", ".join(without) + " (skipped).")
+    for run in ctx.runs:
         if not run.load_steps:
             continue
         if run.invalid:
-            sec.para(f"{_e(run.name)} failed verification; its load steps are left out.")
+            sec.para(f"{run.name} failed verification; its load steps are left out.")
             continue
         steps, sat = derive.load_analysis(run)
-        items.append((run, steps, sat))
-    if not items:
+        ctx.loads.append((run, steps, sat))
+    if not ctx.loads:
         sec.para("No run has load steps.")
         return
-    sec.figure(plots.load(items, colour, rep.outdir))
-    sec.table(tables.load_steps([(r, s) for r, s, _ in items]))
-    sats = [(r, s) for r, _st, s in items if s is not None]
+    sec.figure(plots.load(ctx.loads, ctx.colour, rep.outdir))
+    sec.table(tables.load_steps([(r, s) for r, s, _ in ctx.loads]))
+    sats = [(r, s) for r, _st, s in ctx.loads if s is not None]
     if sats:
         sec.table(tables.saturation(sats))
         for run, s in sats:
-            if np.isfinite(s.saturation_load):
-                text = (f"saturation point {tables.fmt_load(s.saturation_load, s.load_unit)} "
-                        f"({s.saturation_rps:.4g} req/s served, p95 "
-                        f"{tables.fmt_time(s.saturation_p95_s)})")
-            else:
-                text = "unhealthy from the lowest load measured"
-            if np.isfinite(s.first_fail_load):
-                text += (f"; fails at {tables.fmt_load(s.first_fail_load, s.load_unit)} "
-                         f"({_e(s.fail_reason)})")
-            else:
-                text += "; no measured load failed"
-            rep.find(run.name, text + f" [{_e(s.source)}].")
+            rep.find(run.name, _saturation_text(s) + f" [{s.source}].")
+
+
+def _saturation_text(s: derive.Saturation) -> str:
+    if np.isfinite(s.saturation_load):
+        text = (f"saturation point {tables.fmt_load(s.saturation_load, s.load_unit)} "
+                f"({s.saturation_rps:.4g} req/s served, p95 {tables.fmt_time(s.saturation_p95_s)})")
+    else:
+        text = "unhealthy from the lowest load measured"
+    if np.isfinite(s.first_fail_load):
+        text += f"; fails at {tables.fmt_load(s.first_fail_load, s.load_unit)} ({s.fail_reason})"
+    else:
+        text += "; no measured load failed"
+    return text
 
 
 def _method_section(rep: Report) -> None:
-    sec = Section("method", "How the numbers are made")
+    sec = rep.section("method", "How the numbers are made", "Method")
     sec.bullets([
         "Every time is the median over the recorded repetitions (warm-up repetitions are never "
         "recorded). Per-rank times are first reduced to the slowest rank of each repetition: "
         "distribution and gather over all ranks, compute and FFT over the ranks that compute.",
         "95 % confidence interval of the median: distribution-free, from order statistics. "
         "With n repetitions the count below the true median is Binomial(n, ½); the interval "
-        "[x<sub>(j)</sub>, x<sub>(n+1−j)</sub>] with the largest j whose coverage "
-        "1 − 2·P(B ≤ j−1) is at least 95 %. For n &lt; 6 no pair reaches 95 %; the report then "
-        "gives [min, max] and states its coverage 1 − 2<sup>1−n</sup>.",
-        "CV = sample standard deviation / mean of t_total; a point with CV &gt; 5 % is flagged "
-        "unstable (it is still used).",
-        "Overhead = t_total − the slowest rank's t_compute, per repetition.",
-        "Processing rate = input_bytes / 1000 / median t_total (kB/s). GFLOPS = Σ flops / "
-        "median of the slowest rank's t_fft / 10⁹; per rank: that rank's flops over its median t_fft.",
-        "Speedup S = baseline median t_total / run median t_total, for points that match on "
-        "scenario, mode, precision, frame, file count and seconds per file. Efficiency E = S/p "
-        "and Karp–Flatt e = (1/S − 1/p)/(1 − 1/p) with p the ranks that compute (frames &gt; 0). "
-        "Crossover: the smallest measured size or file count with S &gt; 1.",
+        "[x₍ⱼ₎, x₍ₙ₊₁₋ⱼ₎] with the largest j whose coverage 1 − 2·P(B ≤ j−1) is at least 95 %. "
+        "For n < 6 no pair reaches 95 %; the report then gives [min, max] and states its "
+        "coverage 1 − 2¹⁻ⁿ.",
+        "CV = sample standard deviation / mean of t_total; a point with CV > 5 % is flagged "
+        "unstable (it is still used). With --reps auto a point that stopped before its CI "
+        "target is flagged too.",
+        "Overhead = t_total − the slowest rank's distribute − compute − gather, per repetition; "
+        "each phase column is then a median over repetitions, so the columns are medians of "
+        "different repetitions and add up only nearly to the median t_total.",
+        "Processing rate = input_bytes / 1000 / median t_total (kB/s; kB = 1000 bytes "
+        "everywhere in this report). GFLOPS = Σ flops / median of the slowest rank's t_fft / "
+        "10⁹.",
+        "Paired speedup: the median over repetitions of baseline t_total[r] / cluster "
+        "t_total[r], both measured in the same job, alternating; 95 % CI of that median. "
+        "Cross-run speedup: baseline median / cluster median, for points that match on "
+        "scenario, mode, precision, frame, file count and seconds per file; its CI combines "
+        "both 95 % intervals (and both baselines' when two bracket the run). E = S/p and "
+        "Karp–Flatt e = (1/S − 1/p)/(1 − 1/p) with p the ranks that compute. E > 100 % or "
+        "e < 0 is flagged implausible, never a finding.",
+        "Crossover: the smallest measured size or file count from which the cluster wins "
+        "(S > 1) at every larger point; its CI is the same rule on the CI ends.",
+        "Forecast: the model is fitted on every node count but the largest and must predict "
+        "the largest within 25 % at every point; only then is a forecast drawn, with that "
+        "error beside it. It is never a finding.",
         "Straggler: a computing rank whose median t_compute, or median t_distribute + "
         "t_compute + t_gather, is more than 20 % above the median of that quantity over the "
         "computing ranks (needs two or more computing ranks).",
@@ -638,121 +901,212 @@ def _method_section(rep: Report) -> None:
         "requests; the saturation point is taken from the /load attributes when present, "
         "otherwise recomputed as the highest offered load before the first unhealthy step.",
     ])
-    rep.sections.append(sec)
 
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
- margin:0 auto;max-width:1500px;padding:1em 2em;color:#1a1a1a;line-height:1.45}
-h1{font-size:1.8em;margin-bottom:.2em} h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
-nav{background:#f5f5f5;padding:.5em 1em;border-radius:6px} nav a{margin-right:1.2em}
-.notice{background:#fff8e1;border-left:4px solid #f0ad4e;padding:.6em 1em;margin:1em 0}
-.notice li{margin:.2em 0} .findings{background:#eef6ee;border-left:4px solid #4caf50;padding:.6em 1em}
-figure{margin:1.5em 0} figure img{max-width:100%;height:auto;border:1px solid #ddd}
-figcaption{font-size:.92em;color:#444;margin-top:.3em}
-.tablewrap{overflow-x:auto;margin:.5em 0 1.5em 0}
-table{border-collapse:collapse;font-size:.85em} th,td{border:1px solid #ccc;padding:.25em .5em;
- text-align:left;vertical-align:top} th{background:#f0f0f0;position:sticky;top:0}
-tr:nth-child(even) td{background:#fafafa} td.bad{color:#b00000;font-weight:bold}
-td.warn{color:#a36200} .meta{color:#555;font-size:.9em} code{background:#f3f3f3;padding:0 .2em}
-"""
-
-SCRIPT = """
-(function(){var imgs=document.images,ok=0,bad=0;
-for(var i=0;i<imgs.length;i++){if(imgs[i].complete&&imgs[i].naturalWidth>0)ok++;else bad++;}
-document.body.setAttribute('data-images-total',String(imgs.length));
-document.body.setAttribute('data-images-loaded',String(ok));
-if(bad)document.body.setAttribute('data-images-missing',String(bad));})();
-"""
+def _sweep_text(ctx: Context, scenario: str, describe) -> str:
+    parts = []
+    for run in ctx.runs:
+        if run in ctx.baselines or run.invalid:
+            continue
+        pts = sorted((s for s in ctx.stats[run.name] if s.usable and s.point.scenario == scenario),
+                     key=lambda s: s.x)
+        if pts:
+            parts.append(f"{run.name}: {describe(pts)}")
+    return "; ".join(parts) or "not measured"
 
 
-def _cell_class(text: str) -> str:
-    if "INVALID" in text or "STRAGGLER" in text or "FAILED" in text or "PARTIAL" in text:
-        return ' class="bad"'
-    if text.startswith("unstable") or text.startswith("no ("):
-        return ' class="warn"'
-    return ""
+def _at(s: PointStats) -> str:
+    if s.point.scenario == "files":
+        return f"{s.point.nfiles} file" + ("" if s.point.nfiles == 1 else "s")
+    return tables.fmt_bytes(s.point.input_bytes)
+
+
+def _range(pts: list[PointStats], series: str) -> str:
+    a, b = pts[0], pts[-1]
+    text = f"{tables.fmt_time(a.summaries[series].median)} at {_at(a)}"
+    if len(pts) > 1:
+        text += f" to {tables.fmt_time(b.summaries[series].median)} at {_at(b)}"
+    return text
+
+
+def _split(pts: list[PointStats]) -> str:
+    s = pts[-1]
+    med = {k: s.summaries[k].median for k in ("distribute", "gather", "overhead", "total")}
+    return (f"at {_at(s)}: distribute {tables.fmt_time(med['distribute'])} + gather "
+            f"{tables.fmt_time(med['gather'])}, overhead {tables.fmt_time(med['overhead'])}, "
+            f"of {tables.fmt_time(med['total'])} in total")
+
+
+def _rate(pts: list[PointStats]) -> str:
+    best = max(pts, key=lambda s: s.kBps if np.isfinite(s.kBps) else -1)
+    return f"{pts[0].kBps:,.0f} to {pts[-1].kBps:,.0f} kB/s (best {best.kBps:,.0f} at {_at(best)})"
+
+
+def _speedup_text(ctx: Context) -> str:
+    parts = []
+    for run in ctx.runs:
+        for kind, pool in (("paired", ctx.paired), ("cross-run", ctx.cross)):
+            mine = [c for c in pool if c.run is run]
+            if not mine:
+                continue
+            top = max(mine, key=lambda c: (c.cluster.point.scenario == "files", c.cluster.x))
+            text = (f"{run.name} ({kind}): S {top.speedup:.3g} [{top.ci_lo:.3g}, {top.ci_hi:.3g}] "
+                    f"at {_at(top.cluster)}")
+            if top.implausible:
+                text += " IMPLAUSIBLE, see Read first"
+            cross = [c for c in ctx.crossings if c.run is run and c.kind == kind]
+            if cross:
+                text += "; " + "; ".join(f"{c.scenario}: {tables.crossover_short(c)}"
+                                         for c in cross)
+            parts.append(text)
+    return "; ".join(parts) or "no baseline measured (use --paired-baseline, or give --baseline)"
+
+
+def _load_text(ctx: Context) -> str:
+    parts = []
+    for run, steps, _sat in ctx.loads:
+        if steps:
+            a, b = steps[0], steps[-1]
+            parts.append(f"{run.name}: p50 {tables.fmt_time(a.p50)} at "
+                         f"{tables.fmt_load(a.load, a.load_unit)} to {tables.fmt_time(b.p50)} at "
+                         f"{tables.fmt_load(b.load, b.load_unit)}")
+    return "; ".join(parts) or "not measured"
+
+
+def _study_rows(ctx: Context) -> list[tuple[str, str, str]]:
+    sats = [f"{r.name}: {_saturation_text(s)}" for r, _st, s in ctx.loads if s is not None]
+    return [
+        ("1", "total request time, one file of several sizes",
+         _sweep_text(ctx, "sizes", lambda p: _range(p, "total"))),
+        ("2", "transfer time and overhead, one file", _sweep_text(ctx, "sizes", _split)),
+        ("3", "processing rate (kB/s), one file", _sweep_text(ctx, "sizes", _rate)),
+        ("4", "FFT compute time, one file", _sweep_text(ctx, "sizes", lambda p: _range(p, "fft"))),
+        ("5", "the same against one machine", _speedup_text(ctx)),
+        ("6", "total request time, several 5 s files",
+         _sweep_text(ctx, "files", lambda p: _range(p, "total"))),
+        ("7", "time to distribute the data, several files",
+         _sweep_text(ctx, "files", lambda p: _range(p, "distribute"))),
+        ("8", "FFT compute time, several files",
+         _sweep_text(ctx, "files", lambda p: _range(p, "fft"))),
+        ("9", "processing rate (kB/s), several files", _sweep_text(ctx, "files", _rate)),
+        ("10", "service time with several clients", _load_text(ctx)),
+        ("11", "highest load before the cluster collapses", "; ".join(sats) or "not measured"),
+    ]
+
+
+def _inline(text: str) -> str:
+    """Report text markup to HTML: escape, then **x** to <b>x</b>."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(str(text)))
+
+
+def _cell_class(text: str, kind: str) -> str:
+    classes = []
+    if kind in tables.NUMERIC:
+        classes.append("num")
+    if len(text) < 80 and any(w in text for w in ("INVALID", "STRAGGLER", "FAILED", "PARTIAL",
+                                                  "IMPLAUSIBLE")):
+        classes.append("bad")
+    elif text.startswith("unstable") or text.startswith("no ("):
+        classes.append("warncell")
+    return f' class="{" ".join(classes)}"' if classes else ""
+
+
+def _html_cell(value: object, kind: str) -> str:
+    main, detail = tables.render_parts(value, kind)
+    cls = _cell_class(main + detail, kind)
+    if detail:
+        return (f'<td{cls} title="{html.escape(detail)}">{html.escape(main)}'
+                f'<span class="ci">{html.escape(detail)}</span></td>')
+    return f"<td{cls}>{html.escape(main)}</td>"
 
 
 def html_table(t: Table) -> str:
-    out = [f"<h3>{_e(t.title)} <span class='meta'>(<a href='{_e(t.name)}.csv'>{_e(t.name)}.csv</a>"
-           f", {len(t.rows)} rows)</span></h3>"]
+    out = [f"<h3>{html.escape(t.title)} <span class='meta'>(<a href='{html.escape(t.name)}.csv'>"
+           f"{html.escape(t.name)}.csv</a>, {len(t.rows)} rows)</span></h3>"]
     if t.note:
-        out.append(f"<p class='meta'>{_e(t.note)}</p>")
+        out.append(f"<p class='meta'>{_inline(t.note)}</p>")
     rows = t.shown_rows
     if not rows:
         out.append("<p class='meta'>(no rows)</p>")
         return "\n".join(out)
+    cols = t.shown_columns
+    folded = len(rows) > FOLD_ROWS
+    if folded:  # long tables stay one click away, so the page stays short
+        out.append(f"<details><summary>show the {len(rows)} rows</summary>")
+    out.append("<div class='tablewrap'><table>")
     if t.transpose:
-        out.append("<div class='tablewrap'><table><tbody>")
-        for c in t.columns:
-            cells = [tables.render(row.get(c.key), c.kind) for row in rows]
-            out.append(f"<tr><th>{_e(c.header)}</th>"
-                       + "".join(f"<td{_cell_class(x)}>{_e(x)}</td>" for x in cells) + "</tr>")
-        out.append("</tbody></table></div>")
-        return "\n".join(out)
-    out.append("<div class='tablewrap'><table><thead><tr>")
-    out += [f"<th>{_e(c.header)}</th>" for c in t.columns]
-    out.append("</tr></thead><tbody>")
-    for row in rows:
-        out.append("<tr>")
-        for c in t.columns:
-            text = tables.render(row.get(c.key), c.kind)
-            out.append(f"<td{_cell_class(text)}>{_e(text)}</td>")
-        out.append("</tr>")
+        out.append("<tbody>")
+        for c in cols:
+            out.append(f"<tr><th>{html.escape(c.header)}</th>"
+                       + "".join(_html_cell(row.get(c.key), c.kind) for row in rows) + "</tr>")
+    else:
+        out.append("<thead><tr>" + "".join(f"<th>{html.escape(c.header)}</th>" for c in cols)
+                   + "</tr></thead><tbody>")
+        for row in rows:
+            out.append("<tr>" + "".join(_html_cell(row.get(c.key), c.kind) for c in cols) + "</tr>")
     out.append("</tbody></table></div>")
+    if folded:
+        out.append("</details>")
     return "\n".join(out)
 
 
 def html_figure(f: plots.Figure, outdir: Path) -> str:
     data = base64.b64encode((outdir / f.file).read_bytes()).decode("ascii")
     marker = "this.setAttribute('data-missing','1');document.body.setAttribute('data-images-missing','1')"
-    return (f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{_e(f.title)}\" "
-            f"data-file=\"{_e(f.file)}\" onerror=\"{marker}\">"
-            f"<figcaption><b>{_e(f.title)}</b> ({_e(f.file)}). {_e(f.caption)}</figcaption></figure>")
+    return (f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{html.escape(f.title)}\" "
+            f"data-file=\"{html.escape(f.file)}\" onerror=\"{marker}\">"
+            f"<figcaption><b>{html.escape(f.title)}</b> ({html.escape(f.file)}). "
+            f"{_inline(f.caption)}</figcaption></figure>")
+
+
+def _html_list(cls: str, title: str, items: list[str], anchor: str = "") -> str:
+    if not items:
+        return ""
+    ident = f" id='{anchor}'" if anchor else ""
+    return (f"<div class='{cls}'{ident}><b>{html.escape(title)}</b><ul>"
+            + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul></div>")
+
+
+def _generated(rep: Report) -> str:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"Generated {now} from {len(rep.runs)} result file(s) (schema {SCHEMA}). Tables "
+            "are also in CSV beside this page; summary.md has the same content in Markdown. "
+            "kB = 1000 bytes throughout.")
+
+
+def _nav(rep: Report) -> list[tuple[str, str]]:
+    items = [("readfirst", "Read first")] if rep.warnings else []
+    items.append(("summary", "Summary"))
+    return items + [(s.anchor, s.nav) for s in rep.sections]
 
 
 def render_html(rep: Report) -> str:
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
-             f"<title>{_e(rep.title)}</title><style>{CSS}</style></head><body>",
-             f"<h1>{_e(rep.title)}</h1>",
-             f"<p class='meta'>Generated {now} from {len(rep.runs)} result file(s) "
-             f"(schema {SCHEMA}). Tables are also in CSV beside this page; summary.md has the "
-             "same findings in Markdown.</p>",
-             "<nav>" + "".join(f"<a href='#{s.anchor}'>{_e(s.title)}</a>" for s in rep.sections)
-             + "</nav>"]
-    if rep.notices:
-        parts.append("<div class='notice'><b>Read first</b><ul>"
-                     + "".join(f"<li>{n}</li>" for n in rep.notices) + "</ul></div>")
-    if rep.findings:
-        parts.append("<div class='findings'><b>Findings</b><ul>"
-                     + "".join(f"<li><b>{_e(run)}</b><ul>" + "".join(f"<li>{f}</li>" for f in items)
-                               + "</ul></li>" for run, items in rep.findings.items())
-                     + "</ul></div>")
+    body = []
     for sec in rep.sections:
-        parts.append(f"<h2 id='{sec.anchor}'>{_e(sec.title)}</h2>")
+        body.append(f"<h2 id='{sec.anchor}'>{html.escape(sec.title)}</h2>")
         for kind, payload in sec.blocks:
             if kind == "p":
-                parts.append(f"<p>{payload}</p>")
+                body.append(f"<p>{_inline(payload)}</p>")
             elif kind == "ul":
-                parts.append("<ul>" + "".join(f"<li>{i}</li>" for i in payload) + "</ul>")  # type: ignore[union-attr]
+                body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in payload) + "</ul>")  # type: ignore[union-attr]
             elif kind == "table":
-                parts.append(html_table(payload))  # type: ignore[arg-type]
+                body.append(html_table(payload))  # type: ignore[arg-type]
             elif kind == "figure":
-                parts.append(html_figure(payload, rep.outdir))  # type: ignore[arg-type]
-    parts.append(f"<script>{SCRIPT}</script></body></html>")
-    return "\n".join(parts)
-
-
-def _md(text: str) -> str:
-    """HTML fragment of a finding or notice as Markdown."""
-    import re
-    text = re.sub(r"</?b>", "**", text)
-    text = re.sub(r"<sub>(.*?)</sub>", r"\1", text)
-    text = re.sub(r"<sup>(.*?)</sup>", r"^\1", text)
-    text = re.sub(r"<[^>]+>", "", text)
-    return html.unescape(text)
+                body.append(html_figure(payload, rep.outdir))  # type: ignore[arg-type]
+    findings = ""
+    if rep.findings:
+        findings = ("<div class='findings'><b>Findings</b><ul>"
+                    + "".join(f"<li><b>{html.escape(run)}</b><ul>"
+                              + "".join(f"<li>{_inline(f)}</li>" for f in items) + "</ul></li>"
+                              for run, items in rep.findings.items()) + "</ul></div>")
+    summary = "<h2 id='summary'>Summary</h2>" + (html_table(rep.study) if rep.study else "")
+    page = string.Template(TEMPLATE.read_text(encoding="utf-8"))
+    return page.substitute(
+        title=html.escape(rep.title), generated=html.escape(_generated(rep)),
+        nav="".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in _nav(rep)),
+        warnings=_html_list("warn", "Read first", rep.warnings, "readfirst"),
+        summary=summary, findings=findings, notes=_html_list("notes", "Notes", rep.notes),
+        body="\n".join(body))
 
 
 def md_table(t: Table) -> str:
@@ -763,37 +1117,48 @@ def md_table(t: Table) -> str:
     if not rows:
         return "\n".join(lines + ["(no rows)", ""])
     esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines.append("| " + " | ".join(esc(c.header) for c in t.columns) + " |")
-    lines.append("|" + "---|" * len(t.columns))
+    cols = t.shown_columns
+    if t.transpose:
+        lines.append("| | " + " | ".join(esc(r.get(cols[0].key, "")) for r in rows) + " |")
+        lines.append("|---|" + "---|" * len(rows))
+        for c in cols[1:]:
+            lines.append(f"| {esc(c.header)} | "
+                         + " | ".join(esc(tables.render(r.get(c.key), c.kind)) for r in rows) + " |")
+        return "\n".join(lines + [""])
+    lines.append("| " + " | ".join(esc(c.header) for c in cols) + " |")
+    lines.append("|" + "".join("---:|" if c.kind in tables.NUMERIC else "---|" for c in cols))
     for row in rows:
         lines.append("| " + " | ".join(esc(tables.render(row.get(c.key), c.kind))
-                                       for c in t.columns) + " |")
+                                       for c in cols) + " |")
     return "\n".join(lines + [""])
 
 
 def render_md(rep: Report) -> str:
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    out = [f"# {rep.title}", "", f"Generated {now} from {len(rep.runs)} result file(s). "
-           "The full page with figures is index.html.", ""]
-    if rep.notices:
-        out += ["## Read first", ""] + [f"- {_md(n)}" for n in rep.notices] + [""]
+    out = [f"# {rep.title}", "", _generated(rep) + " The page with the figures is index.html.", ""]
+    if rep.warnings:
+        out += ["## Read first", ""] + [f"- {w}" for w in rep.warnings] + [""]
+    out += ["## Summary", ""]
+    if rep.study is not None:
+        out.append(md_table(rep.study))
     if rep.findings:
         out += ["## Findings", ""]
         for run, items in rep.findings.items():
-            out += [f"- **{run}**"] + [f"  - {_md(f)}" for f in items]
+            out += [f"- **{run}**"] + [f"  - {f}" for f in items]
         out.append("")
+    if rep.notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in rep.notes] + [""]
     for sec in rep.sections:
         out += [f"## {sec.title}", ""]
         for kind, payload in sec.blocks:
             if kind == "p":
-                out += [_md(str(payload)), ""]
+                out += [str(payload), ""]
             elif kind == "ul":
-                out += [f"- {_md(i)}" for i in payload] + [""]  # type: ignore[union-attr]
+                out += [f"- {i}" for i in payload] + [""]  # type: ignore[union-attr]
             elif kind == "table":
                 out.append(md_table(payload))  # type: ignore[arg-type]
             elif kind == "figure":
                 f: plots.Figure = payload  # type: ignore[assignment]
-                out += [f"![{f.title}]({f.file})", "", f"_{f.caption}_", ""]
+                out += [f"![{f.title}]({f.file})", "", f"_{f.caption}_" if f.caption else "", ""]
     return "\n".join(out)
 
 
@@ -832,8 +1197,7 @@ def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be at least 1")
-    runs, baseline, notices, errors = load_runs(args)
-    # --- analysis: bad files and bad values (helper D2) ---
+    runs, baselines, notes, errors = load_runs(args)
     for line in errors:
         print(line, file=sys.stderr)
     if errors and (args.fatal or not runs):
@@ -841,7 +1205,6 @@ def run(argv: list[str]) -> int:
     for r in runs:
         for problem in r.skipped:
             print(f"{PROG}: {r.path}: warning: {problem}", file=sys.stderr)
-    # --- end analysis ---
     if not runs:
         print(f"{PROG}: no result files given; name .h5 files or a folder that holds them",
               file=sys.stderr)
@@ -849,7 +1212,8 @@ def run(argv: list[str]) -> int:
     outdir = Path(args.output)
     _prepare_outdir(outdir)
     plots.apply_style()
-    rep = build(args, runs, baseline, notices, outdir)
+    rep = build(args, runs, baselines, notes, outdir)
+    rep.warnings.extend(args.left_out)
     try:
         written = write_report(rep)
     except OSError as exc:
@@ -860,11 +1224,11 @@ def run(argv: list[str]) -> int:
               f"{len(rep.tables)} tables, {len(runs)} runs)")
         for path in written[1:]:
             print(f"  {path}")
-    return 3 if args.partly else 0  # analysis (D2): 3 = written, some files left out
+    return 3 if args.partly else 0  # 3: written, but some files were left out
 
 
 def main(argv: list[str] | None = None) -> int:
-    # analysis (D2): the one-line error handling shared with compare and scaling
+    # The one-line error handling shared with compare and scaling.
     return guarded_main(run, sys.argv[1:] if argv is None else argv, PROG,
                         "interrupted; the report may be incomplete")
 

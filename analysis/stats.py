@@ -6,11 +6,56 @@ measures (speedup, efficiency, Karp-Flatt serial fraction, crossover).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 UNSTABLE_CV = 0.05
+
+
+def _quiet(func, arr, axis):
+    # all-NaN slices are expected (a rank that did not compute, a missing
+    # repetition): they give NaN, and numpy's warning about it is noise
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return func(np.asarray(arr, dtype=float), axis=axis)
+
+
+def nanmedian(arr, axis: int | None = None):
+    """Median ignoring NaN; NaN (without a warning) where everything is NaN."""
+    out = _quiet(np.nanmedian, arr, axis)
+    return float(out) if axis is None else out
+
+
+def nanmean(arr, axis: int | None = None):
+    """Mean ignoring NaN; NaN (without a warning) where everything is NaN."""
+    out = _quiet(np.nanmean, arr, axis)
+    return float(out) if axis is None else out
+
+
+def nanpercentile(arr, q: float, axis: int | None = None):
+    """Percentile q ignoring NaN; NaN (without a warning) where everything is NaN."""
+    out = _quiet(lambda a, axis: np.nanpercentile(a, q, axis=axis), arr, axis)
+    return float(out) if axis is None else out
+
+
+def nanmax(arr, axis: int | None = None):
+    """Maximum ignoring NaN; NaN (without a warning) where everything is NaN."""
+    a = np.asarray(arr, dtype=float)
+    if a.size == 0 or (axis is not None and a.shape[axis] == 0):
+        return float("nan") if axis is None else np.full(np.delete(a.shape, axis), np.nan)
+    out = _quiet(np.nanmax, a, axis)
+    return float(out) if axis is None else out
+
+
+def nanmin(arr, axis: int | None = None):
+    """Minimum ignoring NaN; NaN (without a warning) where everything is NaN."""
+    a = np.asarray(arr, dtype=float)
+    if a.size == 0 or (axis is not None and a.shape[axis] == 0):
+        return float("nan") if axis is None else np.full(np.delete(a.shape, axis), np.nan)
+    out = _quiet(np.nanmin, a, axis)
+    return float(out) if axis is None else out
 
 
 @dataclass
@@ -81,10 +126,11 @@ def median_ci(samples: np.ndarray, level: float = 0.95) -> tuple[float, float, f
 
 
 def cv(samples: np.ndarray) -> float:
-    """Coefficient of variation: sample standard deviation over mean (NaN if n < 2)."""
+    """Coefficient of variation: sample standard deviation over mean (NaN if n < 2
+    or the mean is not positive)."""
     x = np.asarray(samples, dtype=float).reshape(-1)
     x = x[~np.isnan(x)]
-    if x.size < 2 or np.mean(x) == 0:
+    if x.size < 2 or not np.mean(x) > 0:  # meaningless for a mean at or below 0
         return float("nan")
     return float(np.std(x, ddof=1) / np.mean(x))
 
@@ -127,10 +173,25 @@ def karp_flatt(s: float, p: int) -> float:
     return float((1.0 / s - 1.0 / p) / (1.0 - 1.0 / p))
 
 
+def paired_ratio(num: np.ndarray, den: np.ndarray, level: float = 0.95) -> Summary:
+    """Statistics of the per-repetition ratios num[r] / den[r] (pairs with a
+    NaN or a non-positive denominator are dropped)."""
+    a = np.asarray(num, dtype=float).reshape(-1)
+    b = np.asarray(den, dtype=float).reshape(-1)
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    with np.errstate(all="ignore"):
+        r = np.where(b > 0, a / b, np.nan)
+    return summarize(r, level)
+
+
 def crossover(xs: list[float], speedups: list[float]) -> float | None:
-    """The smallest x at which the speedup exceeds 1, or None if it never does."""
+    """The smallest x from which the speedup exceeds 1 at every larger x too;
+    None when the largest point does not beat 1 (no crossover)."""
     pairs = sorted((x, s) for x, s in zip(xs, speedups) if np.isfinite(s))
-    for x, s in pairs:
-        if s > 1.0:
-            return x
-    return None
+    found = None
+    for x, s in reversed(pairs):
+        if not s > 1.0:
+            break
+        found = x
+    return found

@@ -33,10 +33,20 @@ class Table:
     note: str = ""
     html_rows: list[dict[str, Any]] | None = None  # a shorter selection for the page
     transpose: bool = False  # show one column per row (for a few wide rows)
+    html_columns: list[str] | None = None  # keys shown on the page (the CSV has every column)
 
     @property
     def shown_rows(self) -> list[dict[str, Any]]:
         return self.rows if self.html_rows is None else self.html_rows
+
+    @property
+    def shown_columns(self) -> list[Column]:
+        if self.html_columns is None:
+            return self.columns
+        return [c for c in self.columns if c.key in self.html_columns]
+
+
+NUMERIC = {"int", "float", "time", "pct", "ratio", "bytes", "rate", "summary", "Bps", "ci"}
 
 
 def _finite(value: Any) -> bool:
@@ -83,16 +93,59 @@ def fmt_load(value: float, unit: str) -> str:
     return f"{value:g} {unit}"
 
 
+def fmt_ratio(v: Any) -> str:
+    if not _finite(v):
+        return "–"
+    v = float(v)
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+@dataclass
+class Ci:
+    """A value with its 95 % CI, for a table cell."""
+
+    value: float
+    lo: float
+    hi: float
+    fmt: str = "ratio"  # or "time"
+
+    def parts(self) -> tuple[str, str]:
+        f = fmt_time if self.fmt == "time" else fmt_ratio
+        if not _finite(self.value):
+            return "–", ""
+        return f(self.value), f"[{f(self.lo)}, {f(self.hi)}]"
+
+
+def _short(v: float) -> str:
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
+
+
+def render_parts(value: Any, kind: str) -> tuple[str, str]:
+    """A cell as (main text, detail for a second line or a tooltip)."""
+    if value is None:
+        return "–", ""
+    if kind == "summary":
+        s: stats.Summary = value
+        if s.n == 0:
+            return "–", ""
+        main = fmt_time(s.median)
+        # the CI in the median's unit, so that the second line stays short
+        unit = main.split()[-1]
+        scale = {"s": 1.0, "ms": 1e-3, "µs": 1e-6, "ns": 1e-9}.get(unit, 1.0)
+        cv = "" if not _finite(s.cv) else f" cv {s.cv * 100:.1f}%"
+        return main, f"[{_short(s.ci_lo / scale)}, {_short(s.ci_hi / scale)}]{cv}"
+    if kind == "ci":
+        return value.parts()
+    return render(value, kind), ""
+
+
 def render(value: Any, kind: str) -> str:
     """A value as shown to a person."""
     if value is None:
         return "–"
-    if kind == "summary":
-        s: stats.Summary = value
-        if s.n == 0:
-            return "–"
-        cv = "" if not _finite(s.cv) else f" cv {s.cv * 100:.1f}%"
-        return f"{fmt_time(s.median)} [{fmt_time(s.ci_lo)}, {fmt_time(s.ci_hi)}]{cv}"
+    if kind in ("summary", "ci"):
+        main, detail = render_parts(value, kind)
+        return f"{main} {detail}".strip()
     if kind == "time":
         return fmt_time(value)
     if kind == "bytes":
@@ -102,10 +155,7 @@ def render(value: Any, kind: str) -> str:
     if kind == "pct":
         return f"{float(value) * 100:.1f} %" if _finite(value) else "–"
     if kind in ("float", "ratio", "rate"):
-        if not _finite(value):
-            return "–"
-        v = float(value)
-        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+        return fmt_ratio(value)
     if kind == "int":
         return f"{int(value)}" if _finite(value) else "–"
     return str(value)
@@ -120,8 +170,15 @@ def csv_cells(value: Any, kind: str, key: str) -> dict[str, str]:
             return {f"{key}_{n}": "" for n in names}
         vals = (s.median, s.ci_lo, s.ci_hi, s.cv, s.n)
         return {f"{key}_{n}": _raw(v) for n, v in zip(names, vals)}
+    if kind == "ci":
+        c: Ci | None = value
+        unit = "_s" if c is not None and c.fmt == "time" else ""
+        vals = (None, None, None) if c is None else (c.value, c.lo, c.hi)
+        return {f"{key}{unit}": _raw(vals[0]), f"{key}_ci_low{unit}": _raw(vals[1]),
+                f"{key}_ci_high{unit}": _raw(vals[2])}
     suffix = {"time": "_s", "bytes": "_bytes", "Bps": "_Bps"}.get(kind, "")
-    return {key + ("" if key.endswith(suffix) else suffix): _raw(value)}
+    named = key.endswith(suffix) or key == suffix.lstrip("_")  # already says its unit
+    return {key + ("" if named else suffix): _raw(value)}
 
 
 def _raw(value: Any) -> str:
@@ -226,16 +283,61 @@ def fft_points(point_stats: list[PointStats]) -> Table:
     cols = [Column("run", "run"), Column("point", "point"), Column("scenario", "scenario"),
             Column("config", "transform"), Column("nfiles", "files", "int"),
             Column("seconds_per_file", "s/file", "float"), Column("input_bytes", "input", "bytes"),
-            Column("p", "compute ranks", "int"), Column("reps", "reps", "int"),
+            Column("p", "p", "int"), Column("reps", "reps", "int"),
             Column("ci_level", "CI coverage", "pct")]
     cols += [Column(name, derive.SERIES_TITLES[name], "summary") for name in derive.SERIES]
     cols += [Column("kBps", "kB/s", "rate"), Column("gflops", "GFLOPS", "float"),
              Column("gflops_per_rank", "GFLOPS/rank", "float"), Column("status", "status")]
-    return Table("fft_points", "FFT points: median [95 % CI] and CV of every time", cols, rows,
-                 note="Per-rank times are the slowest rank of each repetition; "
-                      "overhead = total − slowest rank's compute. CI coverage is what the "
-                      "order-statistic interval achieves (below 95 % only for fewer than 6 "
-                      "repetitions, where it falls back to [min, max]).")
+    for row in rows:
+        row["workload"] = workload(row["nfiles"], row["seconds_per_file"], row["input_bytes"])
+    cols.insert(3, Column("workload", "request"))
+    return Table("fft_points", "FFT points: median, with the 95 % CI (same unit) and CV below it",
+                 cols, rows,
+                 note="p = ranks that compute. Per-rank times are the slowest rank of each "
+                      "repetition; overhead = total "
+                      "− slowest distribute − slowest compute − slowest gather, per repetition. "
+                      "CI coverage is what the order-statistic interval achieves (below 95 % "
+                      "only for fewer than 6 repetitions, where it falls back to [min, max]). "
+                      "The page leaves out read and FFT; the CSV has every column.",
+                 html_columns=["run", "point", "workload", "p", "reps", "total",
+                               "distribute", "compute", "gather", "overhead", "kBps", "gflops",
+                               "status"])
+
+
+def workload(nfiles: Any, seconds: Any, input_bytes: Any) -> str:
+    """'4 × 5 s files (1.76 MB)' or '1 s file (88.2 kB)'."""
+    n = int(nfiles) if _finite(nfiles) else 0
+    secs = f"{float(seconds):g} s" if _finite(seconds) else "?"
+    what = f"{n} × {secs} files" if n > 1 else f"{secs} file"
+    return f"{what} ({fmt_bytes(input_bytes)})"
+
+
+def phase_stack(point_stats: list[PointStats], overlaps: dict[tuple[str, str], float]) -> Table:
+    """The stdout-style rows that add up: medians of the slowest rank's phases and
+    of the remainder, beside the median t_total."""
+    rows = []
+    for s in point_stats:
+        if not s.usable:
+            continue
+        med = {k: s.summaries[k].median for k in ("distribute", "compute", "gather", "overhead")}
+        stacked = sum(np.nan_to_num(v) for v in med.values())
+        rows.append({"run": s.run.name, "point": s.point.id,
+                     "workload": workload(s.point.nfiles, s.point.seconds_per_file,
+                                          s.point.input_bytes),
+                     **med, "stacked": stacked, "total": s.summaries["total"].median,
+                     "overlap": overlaps.get((s.run.name, s.point.id))})
+    cols = [Column("run", "run"), Column("point", "point"), Column("workload", "request"),
+            Column("distribute", "distribute", "time"), Column("compute", "compute", "time"),
+            Column("gather", "gather", "time"), Column("overhead", "overhead (rest)", "time"),
+            Column("stacked", "sum of the four", "time"), Column("total", "t_total median", "time"),
+            Column("overlap", "overlap", "ratio")]
+    return Table("fft_phases", "Where the request time goes (these add up)", cols, rows,
+                 note="Per repetition: the slowest rank's distribute, compute and gather, and "
+                      "the overhead as what they leave of t_total. Each column is the median "
+                      "over repetitions of that column, so the columns are medians of different "
+                      "repetitions and their sum differs a little from the t_total median "
+                      "printed beside it. Overlap (pipelined schedule) is the phases' sum over "
+                      "t_total: above 1 the phases overlap and the overhead is negative.")
 
 
 def per_rank(rows_in: list[tuple[Run, str, list[RankStats]]]) -> Table:
@@ -272,73 +374,134 @@ def stragglers(items: list[tuple[Run, str, RankStats]]) -> Table:
     return Table("stragglers", "Stragglers at every point", cols, rows)
 
 
-def comparison(comps: list[Comparison], baseline: Run) -> Table:
+def comparison(comps: list[Comparison], name: str, title: str) -> Table:
     rows = []
     for c in comps:
         pt = c.cluster.point
-        rows.append({"run": c.run.name, "point": pt.id, "baseline_point": c.base.point.id,
-                     "scenario": pt.scenario, "config": pt.config, "nfiles": pt.nfiles,
-                     "seconds_per_file": pt.seconds_per_file, "input_bytes": pt.input_bytes,
-                     "t_run": c.cluster.median, "t_baseline": c.base.median, "p": c.p,
-                     "speedup": c.speedup, "efficiency": c.efficiency,
-                     "karp_flatt": c.karp_flatt, "verdict": c.verdict})
-    cols = [Column("run", "run"), Column("point", "point"), Column("baseline_point", "baseline point"),
+        rows.append({"run": c.run.name, "point": pt.id, "kind": c.kind,
+                     "baseline": c.base_name,
+                     "baseline_point": c.base.point.id if c.base is not None else pt.id,
+                     "scenario": pt.scenario, "config": pt.config,
+                     "workload": workload(pt.nfiles, pt.seconds_per_file, pt.input_bytes),
+                     "nfiles": pt.nfiles, "seconds_per_file": pt.seconds_per_file,
+                     "input_bytes": pt.input_bytes, "t_run": c.cluster.median,
+                     "t_baseline": c.base.median if c.base is not None else None, "p": c.p,
+                     "speedup": Ci(c.speedup, c.ci_lo, c.ci_hi), "n": c.n,
+                     "efficiency": c.efficiency, "karp_flatt": c.karp_flatt,
+                     "drift": c.drift, "verdict": c.verdict,
+                     "flags": "IMPLAUSIBLE: " + "; ".join(c.implausible) if c.implausible else ""})
+    cols = [Column("run", "run"), Column("point", "point"), Column("kind", "comparison"),
+            Column("baseline", "against"), Column("baseline_point", "baseline point"),
             Column("scenario", "scenario"), Column("config", "transform"),
-            Column("nfiles", "files", "int"), Column("seconds_per_file", "s/file", "float"),
-            Column("input_bytes", "input", "bytes"), Column("t_run", "run median", "time"),
+            Column("workload", "request"), Column("nfiles", "files", "int"),
+            Column("seconds_per_file", "s/file", "float"), Column("input_bytes", "input", "bytes"),
+            Column("t_run", "cluster median", "time"),
             Column("t_baseline", "baseline median", "time"), Column("p", "p", "int"),
-            Column("speedup", "speedup S", "ratio"), Column("efficiency", "efficiency S/p", "pct"),
-            Column("karp_flatt", "Karp–Flatt e", "ratio"), Column("verdict", "95 % CIs")]
-    return Table("comparison", f"Against the baseline {baseline.name}", cols, rows,
-                 note="S = baseline median t_total / run median t_total; E = S/p; "
-                      "e = (1/S − 1/p)/(1 − 1/p) with p the ranks that compute. "
-                      "'faster'/'slower' means the two 95 % intervals do not overlap.")
+            Column("speedup", "speedup S [95 % CI]", "ci"), Column("n", "n", "int"),
+            Column("efficiency", "efficiency S/p", "pct"),
+            Column("karp_flatt", "Karp–Flatt e", "ratio"),
+            Column("drift", "baseline drift", "pct"), Column("verdict", "verdict"),
+            Column("flags", "flags")]
+    return Table(name, title, cols, rows,
+                 note="Paired: S is the median over repetitions of baseline t_total[r] / "
+                      "cluster t_total[r], measured alternately in the same job, with the 95 % "
+                      "CI of that median. Cross-run: S = baseline median / cluster median, and "
+                      "the CI runs from the low end of the baseline's 95 % CI over the high end "
+                      "of the cluster's to the reverse; with two bracketing baselines (before "
+                      "and after) it spans both, so their drift (after / before − 1) is inside "
+                      "it. E = S/p, e = (1/S − 1/p)/(1 − 1/p), p = ranks that compute.",
+                 html_columns=["run", "point", "kind", "workload", "p", "speedup", "efficiency",
+                               "karp_flatt", "verdict", "flags"]
+                 + (["drift"] if any(_finite(c.drift) for c in comps) else []))
+
+
+def _x_unit(scenario: str, x: float) -> str:
+    if scenario == "files":
+        return f"{x:.0f} file" + ("" if x == 1 else "s")
+    return fmt_bytes(x)
 
 
 def crossover_text(c: Crossover) -> str:
-    def unit(x: float) -> str:
-        if c.scenario == "files":
-            return f"{x:.0f} file" + ("" if x == 1 else "s")
-        return fmt_bytes(x)
-
     lo, hi = c.x_range
     if c.x is None:
-        return f"never beats the baseline in the measured range ({unit(lo)} – {unit(hi)})"
-    text = f"beats the baseline from {unit(c.x)}"
+        losing = sorted(c.losing, key=lambda item: -item[0])[:3]
+        where = ", ".join(f"{_x_unit(c.scenario, x)} (S {fmt_ratio(s)})" for x, s in losing)
+        return f"no crossover: the cluster loses at {where}" if where else \
+            "no crossover: no speedup could be computed"
+    text = f"crossover at {_x_unit(c.scenario, c.x)}"
     if c.scenario == "sizes" and c.seconds_per_file is not None:
         text += f" ({c.seconds_per_file:g} s of audio)"
-    if not c.sustained:
-        text += ", but not at every larger point"
+    early = _x_unit(c.scenario, c.x_early) if c.x_early is not None else "–"
+    late = _x_unit(c.scenario, c.x_late) if c.x_late is not None else f"beyond {_x_unit(c.scenario, hi)}"
+    if c.x_early == c.x == c.x_late:
+        text += " (the 95 % CIs give the same point)"
+    else:
+        text += f" (95 % CI {early} to {late})"
+    text += "; the cluster wins at every larger point measured"
+    if lo < c.x:
+        text += f" (measured from {_x_unit(c.scenario, lo)})"
     return text
 
 
+def crossover_short(c: Crossover) -> str:
+    if c.x is None:
+        worst = max(c.losing, key=lambda item: item[0]) if c.losing else None
+        return ("no crossover" + (f" (loses at {_x_unit(c.scenario, worst[0])}, S "
+                                  f"{fmt_ratio(worst[1])})" if worst else ""))
+    return f"crossover at {_x_unit(c.scenario, c.x)}"
+
+
 def crossovers(items: list[Crossover]) -> Table:
-    rows = [{"run": c.run.name, "scenario": c.scenario, "config": c.config,
-             "crossover_x": c.x, "unit": "files" if c.scenario == "files" else "input bytes",
-             "sustained": c.sustained if c.x is not None else None,
+    rows = [{"run": c.run.name, "kind": c.kind, "scenario": c.scenario, "config": c.config,
+             "crossover_x": c.x, "crossover_ci_low": c.x_early, "crossover_ci_high": c.x_late,
+             "unit": "files" if c.scenario == "files" else "input bytes",
              "range_lo": c.x_range[0], "range_hi": c.x_range[1],
              "verdict": crossover_text(c)} for c in items]
-    cols = [Column("run", "run"), Column("scenario", "scenario"), Column("config", "transform"),
-            Column("crossover_x", "crossover", "float"), Column("unit", "unit"),
+    cols = [Column("run", "run"), Column("kind", "comparison"), Column("scenario", "scenario"),
+            Column("config", "transform"), Column("crossover_x", "crossover", "float"),
+            Column("crossover_ci_low", "CI low", "float"),
+            Column("crossover_ci_high", "CI high", "float"), Column("unit", "unit"),
             Column("range_lo", "measured from", "float"), Column("range_hi", "to", "float"),
             Column("verdict", "verdict")]
-    return Table("crossover", "Crossover: smallest size or file count where the run beats the "
-                 "baseline", cols, rows)
+    return Table("crossover", "Crossover: the smallest size or file count from which the cluster "
+                 "wins at every larger point", cols, rows,
+                 note="The CI applies the same rule to the upper and the lower ends of the "
+                      "speedups' 95 % intervals.",
+                 html_columns=["run", "kind", "scenario", "config", "verdict"])
 
 
-def transfer_curves(curves: list[derive.TransferCurve], name: str, title: str,
-                    band: str) -> Table:
+def transfer_stats(items: list[derive.TransferStats], name: str, title: str) -> Table:
+    """Point to point and ring: statistics over repetitions; collectives: over ranks."""
     rows = []
-    for c in curves:
-        for i, m in enumerate(c.bytes):
-            rows.append({"run": c.run.name, "test": c.label, "bytes": float(m),
-                         "t_med": c.value[i], "t_min": c.lo[i], "t_max": c.hi[i],
-                         "bandwidth": c.bandwidth[i]})
-    cols = [Column("run", "run"), Column("test", "test"), Column("bytes", "size", "bytes"),
-            Column("t_med", "time (median)", "time"), Column("t_min", f"min over {band}", "time"),
-            Column("t_max", f"max over {band}", "time"),
-            Column("bandwidth", "bandwidth", "Bps")]
-    return Table(name, title, cols, rows)
+    collective = any(t.kind == "collective" for t in items)
+    for t in items:
+        for i, m in enumerate(t.bytes):
+            row = {"run": t.run.name, "test": t.test, "bytes": float(m),
+                   "unstable": "unstable (CV > 5 %)" if t.unstable[i] else ""}
+            for key, arr in t.columns.items():
+                row[key] = arr[i]
+            rows.append(row)
+    if collective:
+        cols = [Column("t_avg", "t avg over ranks", "time"),
+                Column("t_max", "t max over ranks", "time"),
+                Column("t_min", "t min over ranks", "time"),
+                Column("t_med", "t median over ranks", "time"),
+                Column("cv", "CV over reps (slowest rank)", "pct")]
+        note = ("Each rank's mean over repetitions, then reduced over ranks: avg (as OSU), max "
+                "(IMB's t_max), min and median. CV: standard deviation / mean over the "
+                "repetitions of the slowest rank.")
+    else:
+        cols = [Column("t_avg", "t avg over reps", "time"),
+                Column("t_min", "t min over reps", "time"),
+                Column("t_max", "t max over reps", "time"),
+                Column("t_med", "t median over reps", "time"),
+                Column("t_p95", "t p95 over reps", "time"),
+                Column("cv", "CV over reps", "pct")]
+        note = ("Statistics over repetitions, as OSU prints them (avg, min, max) plus median and "
+                "p95; with several pairs the median pair's value (CV: the largest over pairs).")
+    cols = [Column("run", "run"), Column("test", "test"), Column("bytes", "size", "bytes")] \
+        + cols + [Column("unstable", "flag")]
+    return Table(name, title, cols, rows, note=note + " A size with CV > 5 % is flagged unstable.")
 
 
 def pairs_matrix(run: Run) -> Table:
@@ -357,6 +520,78 @@ def pairs_matrix(run: Run) -> Table:
     cols = [Column("run", "run"), Column("sender", "sender"), Column("receiver", "receiver"),
             Column("latency", "latency", "time"), Column("bandwidth", "bandwidth", "Bps")]
     return Table(f"transfer_pairs_{_slug(run.name)}", f"All pairs: {run.name}", cols, rows)
+
+
+def link_maps(run: Run, maps: list[tuple[str, derive.LinkMap]]) -> Table:
+    """Links slower than 80 % of the median, from every map."""
+    rows = []
+    for which, lm in maps:
+        for s_, r, ratio in lm.slow:
+            rows.append({"run": run.name, "map": which, "what": lm.what,
+                         "sender": run.rank_label(s_), "receiver": run.rank_label(r),
+                         "value": lm.values[s_, r], "median": lm.median, "ratio": ratio})
+    kind = "time" if all(lm.what == "latency" for _w, lm in maps) else "float"
+    cols = [Column("run", "run"), Column("map", "map"), Column("what", "measure"),
+            Column("sender", "sender"), Column("receiver", "receiver"),
+            Column("value", "value (s or B/s)", kind), Column("median", "median", kind),
+            Column("ratio", "speed / median", "pct")]
+    return Table(f"slow_links_{_slug(run.name)}", f"Links below 80 % of the median: {run.name}",
+                 cols, rows, note="Speed relative to the median: bandwidth / median bandwidth, "
+                 "or median latency / latency.")
+
+
+def dfft_points(items: list[derive.DfftStats]) -> Table:
+    rows = [{"run": d.run.name, "point": d.id, "shape": d.shape, "n": d.n, "kind": d.kind,
+             "nodes": d.nodes, "nranks": d.nranks, "total": d.total, "local_fft": d.local_fft,
+             "transpose": d.transpose, "gflops": d.gflops,
+             "verified": {1: "passed", 0: "INVALID", -1: "not checked"}.get(d.verified, "?")}
+            for d in items]
+    cols = [Column("run", "run"), Column("point", "point"), Column("shape", "shape"),
+            Column("n", "N (points)", "float"), Column("kind", "kind"),
+            Column("nodes", "nodes", "int"), Column("nranks", "ranks", "int"),
+            Column("total", "t_total (slowest rank)", "summary"),
+            Column("local_fft", "local FFT (slowest)", "time"),
+            Column("transpose", "transpose (slowest)", "time"),
+            Column("gflops", "GFLOPS", "float"), Column("verified", "verification")]
+    return Table("dfft", "Distributed FFT (dfft)", cols, rows,
+                 note="GFLOPS by HPCC's count: 5·N·log2 N flops for c2c, half that for r2c, over "
+                      "the median t_total. Local FFT and transpose: median over repetitions of "
+                      "the slowest rank; a 1-D transform does not split them.")
+
+
+def pipeline(rows_in: list[dict[str, Any]]) -> Table:
+    cols = [Column("run", "run"), Column("point", "point"), Column("schedule", "schedule"),
+            Column("chunk_frames", "chunk (frames)", "int"), Column("overlap", "overlap", "ratio"),
+            Column("link_out_bytes", "head link out", "bytes"),
+            Column("link_in_bytes", "head link in", "bytes"),
+            Column("link_bound", "full-duplex bound", "time"),
+            Column("link_use", "link use", "text")]
+    return Table("pipeline", "Schedule, overlap and the head node's link", cols, rows_in,
+                 note="Overlap: median over repetitions of (slowest distribute + slowest compute "
+                      "+ slowest gather) / t_total; about 1 when phased, above 1 when the phases "
+                      "overlap. Link use: the full-duplex bound max(bytes out, bytes in) / line "
+                      "rate over the median t_total; 100 % would mean the head's link is the "
+                      "only limit.")
+
+
+def validation(val) -> Table:
+    rows = [{"point": pid, "nodes": val.held_nodes, "measured": meas, "predicted": pred,
+             "error": abs(pred - meas) / meas if meas > 0 else None}
+            for pid, meas, pred in val.checks]
+    cols = [Column("point", "point"), Column("nodes", "held-out nodes", "int"),
+            Column("measured", "measured median", "time"),
+            Column("predicted", "predicted", "time"), Column("error", "error", "pct")]
+    return Table("forecast_check", "Forecast check on the held-out node count", cols, rows,
+                 note="Fitted on " + ", ".join(map(str, val.fit_nodes)) + " nodes; the forecast "
+                      "is shown only when every error here is at most 25 %.")
+
+
+def study(rows_in: list[tuple[str, str, str]]) -> Table:
+    rows = [{"row": r, "measurement": m, "answer": a} for r, m, a in rows_in]
+    cols = [Column("row", "study row"), Column("measurement", "measurement"),
+            Column("answer", "answer")]
+    return Table("study_summary", "The study's rows 1–11", cols, rows,
+                 note="One line per row of the study; the sections below hold the details.")
 
 
 def _slug(name: str) -> str:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Render the analysis report in headless Chromium and check what a reader sees:
-# a screenshot that is a real picture, and no image missing from the page.
+# a screenshot that is a real picture (kept as build/report-screenshot.png), no
+# image missing from the page, and every navigation link leading somewhere.
 #
 #   bash tests/analysis/browser_check.sh                 # report from synthetic fixtures
 #   bash tests/analysis/browser_check.sh results/*.h5    # report from real result files
@@ -47,7 +48,18 @@ ok "chromium at $CHROMIUM"
 if [ "$#" -gt 0 ]; then
     inputs=("$@")
 else
-    if "$PY" "$here/fixtures.py" "$tmp/in" >/dev/null; then
+    if "$PY" "$here/fixtures.py" "$tmp/in" >/dev/null && "$PY" - "$here" "$tmp/in" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import fixtures
+pi = f"{sys.argv[2]}/pi.h5"
+fixtures.add_paired_baseline(pi, {f"p{i:03d}": s for i, s in
+                                  enumerate([0.5, 0.8, 1.5, 2.2, 3.1, 3.8, 0.9, 1.4, 2.0, 3.0, 4.6])})
+fixtures.add_pipeline(pi, "p010")
+fixtures.add_transfer_next(pi)
+fixtures.add_dfft(pi, 4)
+EOF
+    then
         ok "synthetic result files written"
     else
         not_ok "synthetic result files written"
@@ -71,7 +83,8 @@ url="file://$tmp/report/index.html"
 timeout 180 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/shot.png" --window-size=1280,4000 \
     "$url" >"$tmp/shot.log" 2>&1
 if [ -s "$tmp/shot.png" ]; then
-    ok "screenshot taken"
+    mkdir -p "$root/build" && cp "$tmp/shot.png" "$root/build/report-screenshot.png"
+    ok "screenshot taken (kept as build/report-screenshot.png)"
 else
     not_ok "screenshot taken (see chromium output: $(tail -c 300 "$tmp/shot.log"))"
     finish
@@ -130,6 +143,25 @@ then
     ok "every image on the page loaded, none from the network"
 else
     not_ok "every image on the page loaded, none from the network"
+fi
+
+if "$PY" - "$tmp/dom.html" <<'EOF'
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+nav = re.search(r"<nav\b[^>]*>(.*?)</nav>", dom, re.S)
+assert nav, "the page has no <nav>"
+targets = re.findall(r"href=\"#([^\"]+)\"", nav.group(1))
+assert len(targets) >= 5, f"only {len(targets)} navigation links"
+ids = set(re.findall(r"\bid=\"([^\"]+)\"", dom))
+broken = [t for t in targets if t not in ids]
+assert not broken, f"navigation links to nothing: {broken}"
+assert "position:sticky" in dom.replace(" ", ""), "the navigation does not stay visible"
+print(f"# {len(targets)} navigation links, all resolve")
+EOF
+then
+    ok "every navigation link resolves"
+else
+    not_ok "every navigation link resolves"
 fi
 
 finish

@@ -501,3 +501,180 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# Names added in this round (docs/schema.md): written onto a file that
+# write_run made, so the older tests keep their files unchanged.
+
+def add_paired_baseline(path: Path | str, speedups: dict[str, float], noise: float = 0.01,
+                        seed: int = 11) -> None:
+    """/fft/<id>/baseline/ with t_total[r] = speedup x cluster t_total[r] (x noise)."""
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "a") as f:
+        for pid, s in speedups.items():
+            g = f["fft"][pid]
+            total = g["t_total"][()]
+            reps = total.shape[0]
+            b = g.create_group("baseline")
+            base = s * total * rng.lognormal(0, noise, size=reps)
+            _dataset(b, "t_total", base, "s")
+            _dataset(b, "t_read", g["t_read"][()], "s")
+            _dataset(b, "t_compute", 0.9 * base[:, None], "s")
+            _dataset(b, "t_fft", 0.6 * base[:, None], "s")
+            _dataset(b, "t_distribute", np.zeros((reps, 1)), "s")
+            _dataset(b, "t_gather", np.zeros((reps, 1)), "s")
+            b.attrs["paired"] = np.int32(1)
+            b.attrs["order"] = "cluster-first"
+
+
+def add_pipeline(path: Path | str, pid: str, chunks: int = 4, link_use: float | None = 0.8) -> None:
+    """schedule, overlap, link attributes and a timeline at one point."""
+    with h5py.File(path, "a") as f:
+        g = f["fft"][pid]
+        total = g["t_total"][()]
+        nranks = g["t_compute"].shape[1]
+        g.attrs["schedule"] = "pipelined"
+        g.attrs["chunk_frames"] = np.int64(64)
+        _dataset(g, "overlap", np.full(total.shape[0], 1.35), "1")
+        g.attrs["overlap"] = 1.35
+        g.attrs["link_out_bytes"] = np.int64(3_530_000)
+        g.attrs["link_in_bytes"] = np.int64(6_950_000)
+        g.attrs["link_rate_Bps"] = 12.5e6 if link_use is not None else float("nan")
+        g.attrs["link_bound_s"] = 6.95e6 / 12.5e6 if link_use is not None else float("nan")
+        g.attrs["link_use"] = link_use if link_use is not None else float("nan")
+        phase = h5py.enum_dtype({"recv": 0, "compute": 1, "send": 2}, basetype="u1")
+        dt = np.dtype([("rank", "<i4"), ("chunk", "<i4"), ("phase", phase),
+                       ("t_start", "<f8"), ("t_end", "<f8")])
+        rows = []
+        step = float(np.median(total)) / (chunks + 2)
+        for r in range(nranks):
+            for k in range(chunks):
+                t0 = (k + 0.1 * r) * step
+                rows.append((r, k, 0, t0, t0 + 0.8 * step))
+                rows.append((r, k, 1, t0 + step, t0 + 1.9 * step))
+                rows.append((r, k, 2, t0 + 2 * step, t0 + 2.4 * step))
+        g.create_dataset("timeline", data=np.array(rows, dtype=dt))
+
+
+def add_reps_auto(path: Path | str, pid: str, reason: str = "max_reps") -> None:
+    with h5py.File(path, "a") as f:
+        g = f["fft"][pid]
+        g.attrs["reps_mode"] = "auto"
+        g.attrs["reps_stop_reason"] = reason
+        g.attrs["target_ci"] = 0.03
+        g.attrs["ci_halfwidth_rel"] = 0.071
+        g.attrs["unstable"] = np.int32(1 if reason != "target_ci" else 0)
+
+
+def add_transfer_next(path: Path | str, slow_link: tuple[int, int] | None = (1, 0),
+                      seed: int = 12) -> None:
+    """Statistics datasets on every test, and /transfer/pairs_shift and a
+    near-uniform pairs_all (0.3 % spread) with one slow link."""
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "a") as f:
+        tr = f["transfer"]
+        tr.attrs["time_budget_s"] = 300.0
+        tr.attrs["estimated_s"] = 120.0
+        tr.attrs["elapsed_s"] = 131.0
+        tr.attrs["cuts"] = ""
+        for name in list(tr.keys()):
+            g = tr[name]
+            if "t" not in g:
+                continue
+            t = g["t"][()]
+            med = g["t_med"][()]
+            if g.attrs.get("kind") == "collective":
+                per = np.nanmean(t, axis=1)
+                stats_ = {"t_avg": per.mean(axis=1), "t_max": per.max(axis=1),
+                          "t_min": per.min(axis=1)}
+                cv = np.nanstd(t, axis=1, ddof=1).max(axis=1) / per.max(axis=1)
+            else:
+                stats_ = {"t_avg": np.nanmean(t, axis=1), "t_min": np.nanmin(t, axis=1),
+                          "t_max": np.nanmax(t, axis=1),
+                          "t_p95": np.nanpercentile(t, 95, axis=1)}
+                cv = np.nanstd(t, axis=1, ddof=1) / np.nanmean(t, axis=1)
+            if name == "pingpong":
+                cv = cv.copy()
+                cv[2] = 0.12  # one unstable size
+            for key, arr in stats_.items():
+                _dataset(g, key, np.asarray(arr).reshape(med.shape), "s")
+            _dataset(g, "cv", np.asarray(cv).reshape(med.shape), "1")
+            _dataset(g, "unstable", (np.asarray(cv) > 0.05).astype(np.int8).reshape(med.shape), "1")
+        n = int(f.attrs["nranks"])
+        for group in ("pairs_all", "pairs_shift"):
+            if group in tr:
+                del tr[group]
+            g = tr.create_group(group)
+            bw = 11.94e6 * (1 + 0.003 * rng.standard_normal((n, n)))
+            lat = 1.2e-4 * (1 + 0.003 * rng.standard_normal((n, n)))
+            if slow_link is not None and group == "pairs_shift":
+                bw[slow_link] *= 0.6
+            np.fill_diagonal(bw, np.nan)
+            np.fill_diagonal(lat, np.nan)
+            _dataset(g, "latency_s", lat, "s")
+            _dataset(g, "bandwidth_Bps", bw, "B/s")
+            g.attrs["latency_bytes"] = np.int64(8)
+            g.attrs["bandwidth_bytes"] = np.int64(2 ** 20)
+            if group == "pairs_shift":
+                g.attrs["test"] = "bw"
+                g.attrs["rounds"] = np.int32(n - 1)
+                _dataset(g, "node_ratio", np.linspace(0.97, 0.85, int(f.attrs["nnodes"])), "1")
+
+
+def add_dfft(path: Path | str, nranks: int, shapes=((64, 64, 64), (128, 128, 128)),
+             gflops_at_1: float = 2.0, seed: int = 13) -> None:
+    """/dfft/<id>/ points: 3-D r2c transforms whose local FFT scales with the
+    ranks and whose transpose costs a fixed share."""
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "a") as f:
+        d = f.require_group("dfft")
+        for i, shape in enumerate(shapes):
+            g = d.create_group(f"d{i:03d}")
+            n = int(np.prod(shape))
+            flops = 2.5 * n * np.log2(n)
+            local = flops / (gflops_at_1 * 1e9) / nranks
+            trans = 0.0 if nranks == 1 else 0.4 * local
+            reps = 5
+            t_local = local * rng.lognormal(0, 0.02, size=(reps, nranks))
+            t_trans = np.full((reps, nranks), trans) * rng.lognormal(0, 0.02, size=(reps, nranks))
+            t_total = t_local + t_trans + 1e-5
+            g.attrs["dims"] = np.int32(3)
+            g.attrs["shape"] = "x".join(map(str, shape))
+            g.attrs["n"] = np.int64(n)
+            g.attrs["kind"] = "r2c"
+            g.attrs["precision"] = "double"
+            g.attrs["transposed_out"] = np.int32(0)
+            g.attrs["reps"] = np.int32(reps)
+            g.attrs["warmup"] = np.int32(1)
+            g.attrs["plan"] = "measure"
+            g.attrs["gflops"] = flops / np.median(t_total.max(axis=1)) / 1e9
+            _dataset(g, "t_total", t_total, "s")
+            _dataset(g, "t_local_fft", t_local, "s")
+            _dataset(g, "t_transpose", t_trans, "s")
+            _dataset(g, "bytes_transposed", np.full(nranks, 16 * n // max(1, nranks), dtype=np.int64),
+                     "bytes")
+            _dataset(g, "local_n", np.full(nranks, n // nranks, dtype=np.int64), "count")
+            v = g.create_group("verify")
+            v.attrs["passed"] = np.int32(1)
+            v.attrs["roundtrip_max_rel"] = 1e-15
+            v.attrs["spectrum_max_rel"] = 1e-13
+            v.attrs["check"] = "roundtrip+spectrum"
+
+
+def node_scaling_set(folder: Path | str, nodes=(1, 2, 4, 8), model_break: bool = False) -> list[Path]:
+    """Runs of one cluster at several node counts (one rank each), from the
+    same model, so a fit on the smaller ones predicts the largest. With
+    model_break the largest run has a 3x slower network and CPU."""
+    folder = Path(folder)
+    out = []
+    for n in nodes:
+        cfg = Cluster(label=f"pi-{n}n", hosts=tuple(f"pi{k}" for k in range(n)),
+                      straggler_rank=None, unstable_point=None, load=False, transfer=False,
+                      seed=40 + n, scenarios=("files",))
+        if model_break and n == max(nodes):
+            cfg = Cluster(**{**cfg.__dict__, "beta_Bps": cfg.beta_Bps / 3, "s_per_flop": cfg.s_per_flop * 3})
+        path = write_run(folder / f"pi-{n}n.h5", cfg)
+        with h5py.File(path, "a") as f:
+            f.attrs["nnodes"] = np.int32(n)
+        out.append(path)
+    return out

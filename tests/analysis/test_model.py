@@ -124,3 +124,35 @@ def test_forecast_passes_through_the_measured_point(tmp_path):
     f2 = model.forecast(m, point, "largest", baseline_t=2 * f.measured_t)
     assert f2.measured_speedup == pytest.approx(2.0)
     assert f2.speedup_ref == "measured baseline"
+
+
+def _items(paths):
+    runs = [open_run(p) for p in paths]
+    return [(r, r.points) for r in runs]
+
+
+def test_validated_forecast_predicts_the_held_out_node_count(tmp_path):
+    items = _items(fixtures.node_scaling_set(tmp_path, nodes=(1, 2, 4, 8)))
+    val = model.validate(items)
+    assert val.node_counts == [1, 2, 4, 8] and val.fit_nodes == [1, 2, 4] and val.held_nodes == 8
+    assert val.ok, val.reason
+    assert val.err_max <= model.MAX_HELD_OUT_ERROR
+    assert len(val.checks) == len(items[-1][1])
+    for _pid, meas, pred in val.checks:  # the printed error is the real one
+        assert abs(pred - meas) / meas <= val.err_max + 1e-12
+    assert "held-out 8 nodes" in val.error_text and "1, 2, 4" in val.error_text
+    assert val.model is not None and val.model.compute is not None
+
+
+def test_forecast_is_refused_with_a_high_held_out_error(tmp_path):
+    val = model.validate(_items(fixtures.node_scaling_set(tmp_path, nodes=(1, 2, 4, 8),
+                                                          model_break=True)))
+    assert not val.ok and val.model is None
+    assert val.err_max > 0.25 and "more than 25 %" in val.reason
+
+
+@pytest.mark.parametrize("nodes", [(4,), (1,), (1, 2)])
+def test_forecast_needs_three_node_counts(tmp_path, nodes):
+    val = model.validate(_items(fixtures.node_scaling_set(tmp_path, nodes=nodes)))
+    assert not val.ok and val.model is None and not val.checks
+    assert "three or more node counts" in val.reason

@@ -87,9 +87,9 @@ def test_report_on_real_files(real, tmp_path):
     proc = run_cli(str(real), "--baseline", str(real / "baseline.h5"), "-o", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
-    for name in ("fft_files_times.png", "fft_rate.png", "fft_overhead.png", "speedup.png",
+    for name in ("fft_files_times.png", "fft_rate.png", "fft_phases.png", "speedup.png",
                  "per_rank_np2.png", "transfer_p2p.png", "transfer_collectives.png",
-                 "transfer_ring.png", "model_np2.png", "forecast_np2.png", "load.png"):
+                 "transfer_ring.png", "model_np2.png", "load.png"):
         width, height = png_size(out / name)
         assert width > 300 and height > 200
     with open(out / "comparison.csv", newline="") as fh:

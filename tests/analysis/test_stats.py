@@ -93,3 +93,30 @@ def test_crossover():
     assert stats.crossover([1, 2, 3], [0.1, 0.5, 1.0]) is None  # equal is not beating
     assert stats.crossover([1, 2], [float("nan"), 1.1]) == 2
     assert stats.crossover([], []) is None
+
+
+def test_crossover_is_sustained_to_the_largest_point():
+    assert stats.crossover([1, 2, 4, 8], [0.5, 1.2, 0.9, 1.3]) == 8
+    assert stats.crossover([1, 2, 4, 8], [1.2, 0.9, 1.3, 0.8]) is None  # loses at the end
+    assert stats.crossover([1, 2, 4], [1.1, 1.2, 1.3]) == 1
+
+
+def test_nan_reductions_are_quiet_and_nan_where_empty():
+    import warnings as w
+    arr = np.array([[1.0, np.nan], [np.nan, np.nan], [3.0, 5.0]])
+    with w.catch_warnings():
+        w.simplefilter("error")
+        assert np.allclose(stats.nanmedian(arr, axis=1), [1.0, np.nan, 4.0], equal_nan=True)
+        assert np.allclose(stats.nanmax(arr, axis=1), [1.0, np.nan, 5.0], equal_nan=True)
+        assert np.allclose(stats.nanmin(arr, axis=1), [1.0, np.nan, 3.0], equal_nan=True)
+        assert math.isnan(stats.nanmedian(np.array([np.nan])))
+        assert stats.nanmax(np.zeros((3, 0)), axis=1).shape == (3,)
+        assert stats.nanpercentile(np.array([1.0, 2.0, 3.0, np.nan]), 50) == 2.0
+
+
+def test_paired_ratio():
+    base = np.array([2.0, 4.0, 6.0, 8.0, 10.0, 12.0])
+    clus = np.array([1.0, 2.0, 2.0, 4.0, 5.0, 0.0])  # the last pair is dropped
+    r = stats.paired_ratio(base, clus)
+    assert r.n == 5 and r.median == 2.0
+    assert (r.ci_lo, r.ci_hi) == (2.0, 3.0)
