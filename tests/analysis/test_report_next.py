@@ -255,31 +255,33 @@ def test_two_baselines_bracket_the_run_and_show_drift(tmp_path):
                for r in rows)
 
 
-def test_scaling_hook_is_called_from_one_place(tmp_path, monkeypatch):
-    """analysis.scaling (another module) plugs in through scaling.write(runs, outdir)."""
-    import sys
-    import types
-
-    from analysis import report
+def test_scaling_section_comes_from_one_call(tmp_path, monkeypatch):
+    """analysis.scaling plugs in through one call, scaling.build(runs, outdir), with the baselines left out."""
+    from analysis import report, scaling
+    from analysis.tables import Column, Table
 
     calls = []
 
-    def write(runs, outdir):
+    def build(runs, outdir):
         calls.append([r.name for r in runs])
         png = outdir / "scaling.png"
         png.write_bytes((tmp_path / "one.png").read_bytes())
-        (outdir / "scaling.csv").write_text("ranks,nodes\n1,1\n")
-        return [png, outdir / "scaling.csv"], ["one note from scaling"]
+        rows = [{"ranks": 1}]
+        return types.SimpleNamespace(rows=rows, notes=["one note from scaling"], figure="scaling.png",
+                                     table=Table("scaling", "Scaling", [Column("ranks", "ranks", "int")], rows))
+
+    import types
 
     import matplotlib.pyplot as plt
     fig = plt.figure(figsize=(4, 3))
     fig.savefig(tmp_path / "one.png")
     plt.close(fig)
-    monkeypatch.setitem(sys.modules, "analysis.scaling", types.SimpleNamespace(write=write))
+    monkeypatch.setattr(scaling, "build", build)
     fixtures.write_run(tmp_path / "in" / "i5.h5", fixtures.I5)
+    fixtures.write_run(tmp_path / "in" / "pi.h5", fixtures.PI)
     out = tmp_path / "r"
     assert report.main([str(tmp_path / "in"), "-o", str(out), "-q"]) == 0
-    assert calls == [["i5-baseline"]]
+    assert len(calls) == 1 and "i5-baseline" not in calls[0] and calls[0]
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "id='scaling'" in page and "one note from scaling" in page
-    assert 'data-file="scaling.png"' in page and "scaling.csv" in page
+    assert 'data-file="scaling.png"' in page
