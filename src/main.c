@@ -14,6 +14,7 @@
 #include "results.h"
 #include "sysinfo.h"
 #include "timer.h"
+#include "watchdog.h"
 
 #ifndef WB_VERSION
 #define WB_VERSION "unknown"
@@ -128,11 +129,19 @@ int main(int argc, char **argv)
         wb_comm_finalize();
         return wb_error_exit_status(rc);
     }
+    rc = wb_watchdog_start(o.common.timeout_s, o.common.stall_timeout_s);
+    if (rc) {
+        wb_report_error("%s", wb_error_message());
+        wb_options_free(&o);
+        wb_comm_finalize();
+        return wb_error_exit_status(rc);
+    }
     if (o.cmd == WB_CMD_INFO) {
         rc = wb_comm_agree(run_info());
         if (rc)
             wb_report_error("%s", wb_error_message());
         wb_options_free(&o);
+        wb_watchdog_stop();
         wb_comm_finalize();
         return wb_error_exit_status(rc);
     }
@@ -148,29 +157,20 @@ int main(int argc, char **argv)
             wb_report_warn("%s", wb_error_message());
             wb_comm_abort(1);
         }
-        char path[4200];
-        snprintf(path, sizeof path, "%s", wb_results_path(res));
-        const char *status = rc == 0 ? "complete" : rc == WB_EVERIFY ? "invalid" : rc == WB_ETIMEOUT ? "timeout" : "failed";
-        int saved = rc;
-        int crc = wb_results_close(&res, status, rc == 0 ? 1 : rc == WB_EVERIFY ? 0 : -1);
-        if (saved && saved != WB_EVERIFY)
+        rc = wb_results_close(&res, rc);
+        if (rc && rc != WB_EVERIFY)
             wb_report_error("%s", wb_error_message());
-        if (crc && !saved) {
-            wb_report_error("%s", wb_error_message());
-            rc = crc;
-        }
-        int kept = rc == 0 || rc == WB_EVERIFY || rc == WB_ETIMEOUT;
-        if (rank == 0 && !crc && !kept)
-            snprintf(path + strlen(path), sizeof path - strlen(path), ".partial");
-        if (rank == 0 && !crc && access(path, F_OK) == 0) {
-            printf("# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
-                                              : kept ? "" : " (incomplete: the run failed)");
+        const char *kept = wb_results_kept();
+        if (rank == 0 && *kept) {
+            printf("# results: %s%s\n", kept, rc == WB_EVERIFY ? " (INVALID: verification failed)"
+                                              : rc == 0 || rc == WB_ETIMEOUT ? "" : " (incomplete: the run failed)");
             fflush(stdout);
         }
     } else {
         wb_report_error("%s", wb_error_message());
     }
     wb_options_free(&o);
+    wb_watchdog_stop();
     wb_comm_finalize();
     return wb_error_exit_status(rc);
 }

@@ -12,7 +12,7 @@
 #include "error.h"
 
 enum common_id {
-    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION
+    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_STALL, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION
 };
 
 static const struct wb_optdef common_defs[] = {
@@ -22,6 +22,8 @@ static const struct wb_optdef common_defs[] = {
     {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point (default 1)"},
     {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders (default 1)"},
     {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "stop after this long and keep what was measured (default none)"},
+    {"stall-timeout", 1, 0, C_STALL, "SECONDS",
+     "end the run cleanly when no rank makes progress this long (default 300, 0 = never)"},
     {"progress", 1, 0, C_PROGRESS, "auto|always|never", "progress line with ETA on stderr (auto: on a terminal)"},
     {"quiet", 0, 'q', C_QUIET, NULL, "print no tables, only errors and the result file name"},
     {"force", 0, 0, C_FORCE, NULL, "overwrite an existing result file"},
@@ -262,6 +264,10 @@ static int set_common(struct wb_common_opts *c, int id, const char *arg)
         if ((rc = wb_options_double("--timeout", arg, 0.001, 1e7, &d)) == 0)
             c->timeout_s = d;
         break;
+    case C_STALL:
+        if ((rc = wb_options_double("--stall-timeout", arg, 0, 1e7, &d)) == 0)
+            c->stall_timeout_s = d;
+        break;
     case C_PROGRESS:
         if ((rc = wb_options_choice("--progress", arg, progress, &k)) == 0)
             c->progress = (enum wb_progress)k;
@@ -376,7 +382,8 @@ static int parse_sub(int argc, char **argv, struct wb_options *o, const struct s
 int wb_options_parse(int argc, char **argv, struct wb_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1};
+    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1,
+                                         .stall_timeout_s = 300};
     wb_fft_opts_defaults(&o->fft);
     wb_transfer_opts_defaults(&o->transfer);
     wb_load_opts_defaults(&o->load);

@@ -1,18 +1,22 @@
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "comm.h"
 #include "error.h"
+#include "safeio.h"
 
 #ifndef WB_VERSION
 #define WB_VERSION "unknown"
@@ -30,17 +34,52 @@ struct wb_results {
     hid_t file;             /* rank 0 only */
     int rank, nranks;
     int err;                /* first write error on rank 0, agreed at flush/close */
+    int frozen;             /* rank 0: after a write error HDF5 writes to a scratch sink, not the file */
     int flushed;            /* points made durable so far */
     char path[PATH_CAP];
     char partial[PATH_CAP + 16];
     struct wb_host *hosts;  /* rank 0: every rank's facts */
 };
 
+/* HDF5 is not thread-safe and the watchdog thread may end the file (wb_results_abandon): every
+ * HDF5 call runs under this lock, which is never held across an MPI call. */
+static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wb_results *live; /* rank 0: the open file, under h5_lock */
+
+static void lock(void) { pthread_mutex_lock(&h5_lock); }
+static void unlock(void) { pthread_mutex_unlock(&h5_lock); }
+
+static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data)
+{
+    const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
+    if (p && !*(int *)data)
+        *(int *)data = atoi(p + 8);
+    return 0;
+}
+
+/* The system error behind the HDF5 call that just failed (its drivers write "errno = N" on the stack). */
+static int h5_errno(void)
+{
+    int e = 0, saved = errno;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &e);
+    return e ? e : saved;
+}
+
+static const char *why(int e)
+{
+    static char buf[128];
+    if (e == ENOSPC || e == EDQUOT)
+        snprintf(buf, sizeof buf, "%s (the disk is full)", strerror(e));
+    else
+        snprintf(buf, sizeof buf, "%s", e ? strerror(e) : "HDF5 error");
+    return buf;
+}
+
 static int h5fail(struct wb_results *r, const char *what, const char *name)
 {
+    int e = h5_errno();
     if (!r->err)
-        r->err = wb_error_set(WB_EIO, "%s: could not write %s '%s' (disk full or file removed?)", r->partial, what,
-                              name);
+        r->err = wb_error_set(WB_EIO, "%s: could not write %s '%s': %s", r->partial, what, name, why(e));
     return r->err;
 }
 
@@ -62,6 +101,53 @@ static int default_path(char *out, size_t cap)
     return 0;
 }
 
+/* Why a file could not be created in its folder: the target's folder, not the current one. */
+static const char *create_hint(const char *file, int e)
+{
+    static char buf[PATH_CAP + 64];
+    char dir[PATH_CAP];
+    struct stat st;
+    wb_safeio_dirname(file, dir, sizeof dir);
+    if (stat(dir, &st) != 0)
+        snprintf(buf, sizeof buf, "the folder %s does not exist", dir);
+    else if (!S_ISDIR(st.st_mode))
+        snprintf(buf, sizeof buf, "%s is not a folder", dir);
+    else if (access(dir, W_OK) != 0)
+        snprintf(buf, sizeof buf, "the folder %s is not writable", dir);
+    else
+        snprintf(buf, sizeof buf, "%s", why(e));
+    return buf;
+}
+
+/* Property lists that keep a killed file readable: no file-space reuse, so raw data never lands on
+ * metadata that the last flushed state still points to, and no metadata evicted between flushes. */
+static hid_t create_plist(void)
+{
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0 && H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0) {
+        H5Pclose(fcpl);
+        fcpl = H5P_DEFAULT;
+    }
+    return fcpl;
+}
+
+static hid_t access_plist(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
+    if (fapl >= 0 && H5Pget_mdc_config(fapl, &mdc) >= 0) {
+        mdc.evictions_enabled = 0;
+        mdc.incr_mode = H5C_incr__off;
+        mdc.flash_incr_mode = H5C_flash_incr__off;
+        mdc.decr_mode = H5C_decr__off;
+        mdc.set_initial_size = 1;
+        mdc.initial_size = 16 << 20;
+        mdc.max_size = 32 << 20;
+        H5Pset_mdc_config(fapl, &mdc);
+    }
+    return fapl;
+}
+
 static int create_file(struct wb_results *r, const char *path, int force)
 {
     int rc = 0;
@@ -72,18 +158,72 @@ static int create_file(struct wb_results *r, const char *path, int force)
     if (rc)
         return rc;
     snprintf(r->partial, sizeof r->partial, "%s.partial", r->path);
+    /* Links are refused with or without --force: either name could point at a file we must not touch. */
+    rc = wb_safeio_check_target("-o", r->path);
+    rc = rc ? rc : wb_safeio_check_target("-o", r->partial);
+    if (rc)
+        return rc;
     struct stat st;
-    if (!force && stat(r->path, &st) == 0)
+    if (!force && lstat(r->path, &st) == 0)
         return wb_error_set(WB_EEXIST, "%s exists; choose another -o or add --force to overwrite it", r->path);
-    if (!force && stat(r->partial, &st) == 0)
-        return wb_error_set(WB_EEXIST, "%s exists (an interrupted run?); read it with the analysis, move it away, "
-                                       "or add --force to overwrite it", r->partial);
-    r->file = H5Fcreate(r->partial, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (lstat(r->partial, &st) == 0) {
+        if (!force)
+            return wb_error_set(WB_EEXIST, "%s exists (an interrupted run?); read it with the analysis, move it "
+                                           "away, or add --force to overwrite it", r->partial);
+        if (unlink(r->partial) != 0)
+            return wb_error_set(WB_EIO, "cannot remove %s: %s", r->partial, strerror(errno));
+    }
+    /* H5F_ACC_EXCL is O_CREAT|O_EXCL: a link planted after the checks above is not followed. */
+    hid_t fcpl = create_plist(), fapl = access_plist();
+    errno = 0;
+    r->file = H5Fcreate(r->partial, H5F_ACC_EXCL, fcpl, fapl);
+    int e = h5_errno();
+    if (fcpl != H5P_DEFAULT)
+        H5Pclose(fcpl);
+    H5Pclose(fapl);
     if (r->file < 0) {
-        const char *why = access(".", W_OK) != 0 ? "the folder is not writable" : "check the folder exists";
-        return wb_error_set(WB_EIO, "cannot create %s: %s", r->partial, why);
+        /* O_EXCL proved nothing was there before: whatever HDF5 left (a 0-byte file on a full disk) is ours. */
+        if (lstat(r->partial, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(r->partial);
+        return wb_error_set(WB_EIO, "cannot create %s: %s", r->partial, create_hint(r->partial, e));
     }
     return 0;
+}
+
+/* The file's descriptor (sec2 driver), or -1. */
+static int file_fd(struct wb_results *r)
+{
+    int *fd = NULL;
+    return H5Fget_vfd_handle(r->file, H5P_DEFAULT, (void **)&fd) >= 0 && fd ? *fd : -1;
+}
+
+/* After a write error, point HDF5's descriptor at a scratch file, so closing cannot overwrite the
+ * metadata of the last flush with pieces of a half-written point; the file stays as last flushed. */
+static void freeze(struct wb_results *r)
+{
+    if (r->frozen || r->file < 0)
+        return;
+    int fd = file_fd(r), sink = memfd_create("wulfbench-discard", 0);
+    if (sink < 0)
+        sink = open("/dev/null", O_RDWR);
+    if (fd >= 0 && sink >= 0 && dup2(sink, fd) >= 0)
+        r->frozen = 1;
+    if (sink >= 0)
+        close(sink);
+}
+
+/* Make sure the blocks the next flush writes exist, so a full disk fails here, before anything is
+ * written, and not halfway through the metadata. */
+static int reserve(struct wb_results *r)
+{
+    haddr_t eoa = 0;
+    int fd = file_fd(r);
+    if (fd < 0 || H5Fget_eoa(r->file, &eoa) < 0)
+        return 0;
+    int e = posix_fallocate(fd, 0, (off_t)eoa);
+    if (e == 0 || e == EOPNOTSUPP || e == EINVAL)
+        return 0;
+    return r->err ? r->err : (r->err = wb_error_set(WB_EIO, "%s: cannot write: %s", r->partial, why(e)));
 }
 
 static hid_t open_obj(struct wb_results *r, const char *obj) { return H5Oopen(r->file, obj, H5P_DEFAULT); }
@@ -107,10 +247,10 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
     return ok ? 0 : h5fail(r, "attribute", name);
 }
 
-int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
+static int attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
 {
-    if (r->rank != 0)
-        return 0;
+    if (r->rank != 0 || r->err)
+        return r->err;
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
@@ -120,17 +260,33 @@ int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name,
     return rc;
 }
 
+int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
+{
+    if (r->rank != 0)
+        return 0;
+    lock();
+    int rc = attr_str(r, obj, name, value);
+    unlock();
+    return rc;
+}
+
 int wb_results_attr_i64(struct wb_results *r, const char *obj, const char *name, int64_t value)
 {
-    return write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
+    lock();
+    int rc = write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
+    unlock();
+    return rc;
 }
 
 int wb_results_attr_f64(struct wb_results *r, const char *obj, const char *name, double value)
 {
-    return write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
+    lock();
+    int rc = write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
+    unlock();
+    return rc;
 }
 
-int wb_results_group(struct wb_results *r, const char *group)
+static int group(struct wb_results *r, const char *group)
 {
     if (r->rank != 0 || r->err)
         return r->err;
@@ -144,6 +300,14 @@ int wb_results_group(struct wb_results *r, const char *group)
         return h5fail(r, "group", group);
     H5Gclose(g);
     return 0;
+}
+
+int wb_results_group(struct wb_results *r, const char *g)
+{
+    lock();
+    int rc = group(r, g);
+    unlock();
+    return rc;
 }
 
 static int write_dset(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
@@ -168,25 +332,34 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     H5Pclose(lcpl);
     if (!ok)
         return h5fail(r, "dataset", dset);
-    return units ? wb_results_attr_str(r, dset, "units", units) : 0;
+    return units ? attr_str(r, dset, "units", units) : 0;
+}
+
+static int write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
+                        const void *data, const char *units)
+{
+    lock();
+    int rc = write_dset(r, dset, type, rank, dims, data, units);
+    unlock();
+    return rc;
 }
 
 int wb_results_write_f64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const double *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
 }
 
 int wb_results_write_i64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int64_t *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
 }
 
 int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int32_t *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
 }
 
 /* Gathers n values of elem bytes from each rank and writes [n, nranks] (or [nranks]). */
@@ -210,8 +383,8 @@ static int write_per_rank(struct wb_results *r, const char *dset, const void *lo
             for (size_t i = 0; i < n; i++)
                 memcpy(cols + (i * (size_t)r->nranks + (size_t)q) * elem, all + ((size_t)q * n + i) * elem, elem);
         uint64_t dims[2] = {n, (uint64_t)r->nranks};
-        rc = n == 1 ? write_dset(r, dset, htype, 1, dims + 1, cols, units)
-                    : write_dset(r, dset, htype, 2, dims, cols, units);
+        rc = n == 1 ? write_locked(r, dset, htype, 1, dims + 1, cols, units)
+                    : write_locked(r, dset, htype, 2, dims, cols, units);
     }
     free(all);
     free(cols);
@@ -237,6 +410,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
 {
     if (r->rank != 0 || r->err)
         return r->err;
+    lock();
     hid_t t = H5Tenum_create(H5T_NATIVE_UINT8);
     for (int i = 0; i < nnames; i++) {
         uint8_t v = (uint8_t)i;
@@ -245,6 +419,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
     uint64_t dims[1] = {n};
     int rc = write_dset(r, dset, t, 1, dims, data, "1");
     H5Tclose(t);
+    unlock();
     return rc;
 }
 
@@ -260,6 +435,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
 {
     if (r->rank != 0 || r->err)
         return r->err;
+    lock();
     hid_t name_t = fixed_string(sizeof rows->name);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
     H5Tinsert(t, "name", HOFFSET(struct wb_result_input, name), name_t);
@@ -273,6 +449,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     int rc = write_dset(r, dset, t, 1, dims, rows, NULL);
     H5Tclose(t);
     H5Tclose(name_t);
+    unlock();
     return rc;
 }
 
@@ -369,14 +546,25 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
         {"compiler", compiler}, {"cflags", WB_CFLAGS}, {"status", "running"},
     };
     int rc = 0;
+    double wtick = MPI_Wtick();
+    int64_t seed = (int64_t)info->seed, nr = r->nranks, nn = nnodes, base = info->baseline, unknown = -1,
+            zero = 0;
+    const struct {
+        const char *name;
+        hid_t type;
+        const void *value;
+    } nums[] = {
+        {"nranks", H5T_NATIVE_INT64, &nr}, {"nnodes", H5T_NATIVE_INT64, &nn},
+        {"wtick_s", H5T_NATIVE_DOUBLE, &wtick}, {"baseline", H5T_NATIVE_INT64, &base},
+        {"seed", H5T_NATIVE_INT64, &seed}, {"verified", H5T_NATIVE_INT64, &unknown},
+        {"points_completed", H5T_NATIVE_INT64, &zero},
+    };
+    lock();
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-        rc = rc ? rc : wb_results_attr_str(r, "/", strs[i].name, strs[i].value);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "nranks", r->nranks);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "nnodes", nnodes);
-    rc = rc ? rc : wb_results_attr_f64(r, "/", "wtick_s", MPI_Wtick());
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "baseline", info->baseline);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "seed", (int64_t)info->seed);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "verified", -1);
+        rc = rc ? rc : attr_str(r, "/", strs[i].name, strs[i].value);
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        rc = rc ? rc : write_attr(r, "/", nums[i].name, nums[i].type, nums[i].value);
+    unlock();
     return rc;
 }
 
@@ -391,9 +579,11 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     r->nranks = wb_comm_size();
     int rc = 0;
     if (r->rank == 0) {
+        lock();
         /* HDF5's own error stack would print pages for one missing folder; we report one line. */
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
         rc = create_file(r, path, force);
+        unlock();
     }
     rc = wb_comm_agree(rc);
     int nnodes = rc ? rc : gather_hosts(r);
@@ -401,15 +591,28 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
         rc = nnodes;
     if (rc == 0)
         rc = write_root_attrs(r, info, nnodes);
-    if (rc == 0)
+    if (rc == 0 && r->rank == 0) {
+        lock();
         rc = write_hosts(r);
+        /* Flushed before the first point, so a kill at any moment leaves a file that opens. */
+        rc = rc ? rc : reserve(r);
+        if (rc == 0 && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+            rc = h5fail(r, "file", "/");
+        if (rc == 0)
+            live = r;
+        unlock();
+    }
     rc = wb_comm_agree(rc);
     if (rc == 0)
         rc = wb_comm_bcast_str(r->path, sizeof r->path);
     if (rc) {
-        if (r->file >= 0) {
+        if (r->rank == 0 && r->file >= 0) {
+            lock();
+            live = NULL;
+            freeze(r);
             H5Fclose(r->file);
             unlink(r->partial);
+            unlock();
         }
         free(r->hosts);
         free(r);
@@ -421,47 +624,126 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
 
 const char *wb_results_path(const struct wb_results *r) { return r ? r->path : ""; }
 
+int wb_results_points(const struct wb_results *r) { return r ? r->flushed : 0; }
+
 int wb_results_flush(struct wb_results *r)
 {
-    if (r->rank == 0 && !r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-        r->err = wb_error_set(WB_EIO, "%s: flush failed (disk full?)", r->partial);
-    r->flushed++;
+    if (r->rank == 0) {
+        lock();
+        int64_t points = r->flushed + 1;
+        if (!r->err)
+            write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        if (!r->err)
+            reserve(r);
+        if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+            h5fail(r, "file", "/");
+        if (r->err)
+            freeze(r);
+        else
+            r->flushed++;
+        unlock();
+    }
     return wb_comm_agree(r->err);
 }
 
-int wb_results_close(struct wb_results **rp, const char *status, int verified)
+static char kept[PATH_CAP + 16];
+
+/* Rank 0, under h5_lock: record the outcome, close, then keep, rename or remove the file. */
+static int finish(struct wb_results *r, const char *status, int verified)
+{
+    if (!r->err) {
+        int64_t v = verified, points = r->flushed;
+        attr_str(r, "/", "status", status);
+        write_attr(r, "/", "verified", H5T_NATIVE_INT64, &v);
+        write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        write_hosts(r);
+        reserve(r);
+    }
+    if (r->err)
+        freeze(r);
+    if (H5Fclose(r->file) < 0 && !r->err)
+        r->err = wb_error_set(WB_EIO, "%s: close failed: %s", r->partial, why(h5_errno()));
+    r->file = H5I_INVALID_HID;
+    live = NULL;
+    kept[0] = '\0';
+    int keep = !strcmp(status, "complete") || !strcmp(status, "invalid") || !strcmp(status, "timeout") ||
+               !strcmp(status, "interrupted");
+    if (!r->err && keep && rename(r->partial, r->path) != 0)
+        r->err = wb_error_set(WB_EIO, "cannot rename %s to %s: %s", r->partial, r->path, strerror(errno));
+    if (!r->err && keep)
+        snprintf(kept, sizeof kept, "%s", r->path);
+    else if (r->flushed > 0)
+        snprintf(kept, sizeof kept, "%s", r->partial);
+    else
+        unlink(r->partial); /* a run that failed before measuring anything leaves no file to trip over */
+    if (r->err) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", wb_error_message());
+        if (r->flushed > 0)
+            wb_error_set(r->err, "%s; the %d point%s before it are readable in %s (status left at 'running')", msg,
+                         r->flushed, r->flushed == 1 ? "" : "s", r->partial);
+        else
+            wb_error_set(r->err, "%s; no point was complete, so %s was removed", msg, r->partial);
+    }
+    return r->err;
+}
+
+const char *wb_results_kept(void) { return kept; }
+
+int wb_results_close(struct wb_results **rp, int rc)
 {
     struct wb_results *r = *rp;
     if (!r)
-        return 0;
+        return rc;
+    const char *status = rc == 0 ? "complete" : rc == WB_EVERIFY ? "invalid" : rc == WB_ETIMEOUT ? "timeout" : "failed";
+    int verified = rc == 0 ? 1 : rc == WB_EVERIFY ? 0 : -1;
+    char run_msg[1024];
+    snprintf(run_msg, sizeof run_msg, "%s", wb_error_message());
     double temp = wb_sysinfo_temp_c();
     double *temps = r->rank == 0 ? malloc((size_t)r->nranks * sizeof *temps) : NULL;
-    int rc = wb_comm_gather_f64(temp, temps);
+    int crc = wb_comm_gather_f64(temp, temps);
     if (r->rank == 0) {
+        lock();
         for (int q = 0; temps && q < r->nranks; q++)
             r->hosts[q].temp_c_end = temps[q];
         int werr = r->err;
-        r->err = 0;
-        /* The outcome is written even after an earlier write error, so the file says it failed. */
-        wb_results_attr_str(r, "/", "status", status);
-        wb_results_attr_i64(r, "/", "verified", verified);
-        write_hosts(r);
-        if (!r->err && werr)
-            r->err = werr;
-        if (H5Fclose(r->file) < 0 && !r->err)
-            r->err = wb_error_set(WB_EIO, "%s: close failed (disk full?)", r->partial);
-        int keep = !strcmp(status, "complete") || !strcmp(status, "invalid") || !strcmp(status, "timeout");
-        if (!r->err && keep && rename(r->partial, r->path) != 0)
-            r->err = wb_error_set(WB_EIO, "cannot rename %s to %s: %s", r->partial, r->path, strerror(errno));
-        /* A run that failed before measuring anything leaves no file to trip over. */
-        if (!keep && r->flushed == 0)
-            unlink(r->partial);
-        rc = rc ? rc : r->err;
+        int frc = finish(r, status, verified);
+        unlock();
+        /* The run's own error stays the message unless the file's trouble is what failed it. */
+        if (rc && !werr && frc == 0)
+            wb_error_set(rc, "%s", run_msg);
+        crc = crc ? crc : frc;
     }
     free(temps);
-    rc = wb_comm_agree(rc);
+    crc = wb_comm_agree(crc);
+    if (rc && crc == 0)
+        wb_error_set(rc, "%s", run_msg);
     free(r->hosts);
     free(r);
     *rp = NULL;
-    return rc;
+    return rc ? rc : crc;
+}
+
+int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap, int *points)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)wait_s;
+    until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (pthread_mutex_timedlock(&h5_lock, &until) != 0)
+        return 1;
+    struct wb_results *r = live;
+    if (!r) {
+        unlock();
+        return 2;
+    }
+    int rc = finish(r, status, -1);
+    snprintf(path, cap, "%s", kept[0] ? kept : r->partial);
+    *points = r->flushed;
+    /* The lock stays taken: the main thread must not reach HDF5 again before the process ends. */
+    return rc ? -1 : 0;
 }
