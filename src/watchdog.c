@@ -95,32 +95,46 @@ static void say(const char *fmt, ...)
         return;
 }
 
-/* Rank 0: "rank 1 had not reached sync point 12, and sent nothing for 9 s (stopped or cut off)". */
+static size_t list_ranks(char *out, size_t cap, const char *head, const int *pick)
+{
+    size_t len = 0;
+    for (int q = 0; q < wd.nranks && len < cap; q++)
+        if (pick[q])
+            len += (size_t)snprintf(out + len, cap - len, "%s %d", len ? "," : head, q);
+    return len;
+}
+
+/* Rank 0: "rank 1 had not reached sync point 12; silent for 9 s (stopped or cut off): rank 1". */
 static void describe_ranks(char *out, size_t cap)
 {
     int64_t last = atomic_load(&n_syncs);
-    int heard_any = 0;
+    int heard_any = 0, behind[wd.nranks], silent[wd.nranks], nbehind = 0, nsilent = 0;
     for (int q = 1; q < wd.nranks; q++) {
         last = wd.syncs[q] > last ? wd.syncs[q] : last;
         heard_any |= wd.heard_s[q] > 0;
     }
-    double now = now_s();
-    size_t len = (size_t)snprintf(out, cap, "ranks that had not reached sync point %lld:", (long long)last);
-    int named = 0;
-    for (int q = 0; q < wd.nranks && len < cap; q++) {
-        int64_t at = q == 0 ? atomic_load(&n_syncs) : wd.syncs[q];
-        int silent = q > 0 && heard_any && now - wd.heard_s[q] > SILENT_S;
-        if (at >= last && !silent)
-            continue;
-        len += (size_t)snprintf(out + len, cap - len, "%s rank %d", named++ ? "," : "", q);
-        if (silent && wd.heard_s[q] > 0)
-            len += (size_t)snprintf(out + len, cap - len, " (silent for %.0f s: stopped or cut off)",
-                                    now - wd.heard_s[q]);
-        else if (silent)
-            len += (size_t)snprintf(out + len, cap - len, " (never heard from)");
+    double now = now_s(), quiet_s = 0;
+    for (int q = 0; q < wd.nranks; q++) {
+        behind[q] = (q == 0 ? atomic_load(&n_syncs) : wd.syncs[q]) < last;
+        silent[q] = q > 0 && heard_any && now - wd.heard_s[q] > SILENT_S;
+        if (silent[q] && now - wd.heard_s[q] > quiet_s)
+            quiet_s = now - wd.heard_s[q];
+        nbehind += behind[q];
+        nsilent += silent[q];
     }
-    if (!named && len < cap)
-        snprintf(out + len, cap - len, " none%s", heard_any || wd.nranks == 1 ? "" : " known (no heartbeat arrived)");
+    size_t len = 0;
+    if (nbehind) {
+        len = list_ranks(out, cap, nbehind > 1 ? "ranks" : "rank", behind);
+        len += (size_t)snprintf(out + len, cap - len, " had not reached sync point %lld", (long long)last);
+    } else {
+        len = (size_t)snprintf(out, cap, "every rank had reached sync point %lld", (long long)last);
+    }
+    if (nsilent && len < cap) {
+        len += (size_t)snprintf(out + len, cap - len, "; no heartbeat for %.0f s (stopped or cut off) from", quiet_s);
+        list_ranks(out + len, cap - len, nsilent > 1 ? " ranks" : " rank", silent);
+    } else if (!heard_any && len < cap) {
+        snprintf(out + len, cap - len, "; no heartbeat arrived, so a stopped rank cannot be named");
+    }
 }
 
 /* Close the file as status and end this process with exit_status; rank 0 only writes. */
