@@ -129,7 +129,11 @@ int main(int argc, char **argv)
         wb_comm_finalize();
         return wb_error_exit_status(rc);
     }
-    rc = wb_watchdog_start(o.common.timeout_s, o.common.stall_timeout_s);
+    /* A load step makes no sync point while it runs: the stall window covers the longest step. */
+    double stall_s = o.common.stall_timeout_s;
+    if (stall_s > 0 && (o.cmd == WB_CMD_LOAD || o.cmd == WB_CMD_SUITE))
+        stall_s = fmax(stall_s, wb_load_opts_step_timeout_s(&o.load) + 60);
+    rc = wb_watchdog_start(o.common.timeout_s, stall_s);
     if (rc) {
         wb_report_error("%s", wb_error_message());
         wb_options_free(&o);
