@@ -36,6 +36,9 @@ def main(argv: list[str]) -> int:
             bad.append(f"walk: {e}")
         have = set(f["fft"].keys()) if "fft" in f else set()
         n_done = int(f.attrs.get("points_completed", 0))
+        if f.attrs.get("subcommand") != "fft":
+            # Only fft names its points p000, p001, ... and prints their ids first on a row.
+            want, n_done = [], 0
         if allow_last and want:
             want = want[:-1]
         missing = [p for p in sorted(set(want) | set(range(n_done))) if f"p{p:03d}" not in have]
