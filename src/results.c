@@ -36,6 +36,7 @@ struct wb_results {
     int err;                /* first write error on rank 0, agreed at flush/close */
     int frozen;             /* rank 0: after a write error HDF5 writes to a scratch sink, not the file */
     int flushed;            /* points made durable so far */
+    off_t reserved;         /* rank 0: bytes of the file known to be allocated on disk */
     char path[PATH_CAP];
     char partial[PATH_CAP + 16];
     struct wb_host *hosts;  /* rank 0: every rank's facts */
@@ -187,6 +188,10 @@ static int create_file(struct wb_results *r, const char *path, int force)
             unlink(r->partial);
         return wb_error_set(WB_EIO, "cannot create %s: %s", r->partial, create_hint(r->partial, e));
     }
+    /* HDF5 writes the superblock only when it flushes: until then a killed run leaves a file that
+     * does not open, so flush at once (a window of microseconds remains, inside the create). */
+    if (H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+        return h5fail(r, "file", "/");
     return 0;
 }
 
@@ -220,8 +225,15 @@ static int reserve(struct wb_results *r)
     int fd = file_fd(r);
     if (fd < 0 || H5Fget_eoa(r->file, &eoa) < 0)
         return 0;
-    int e = posix_fallocate(fd, 0, (off_t)eoa);
-    if (e == 0 || e == EOPNOTSUPP || e == EINVAL)
+    if ((off_t)eoa <= r->reserved)
+        return 0;
+    /* fallocate, not posix_fallocate: where the file system cannot reserve, glibc would write every block. */
+    if (fallocate(fd, 0, r->reserved, (off_t)eoa - r->reserved) == 0) {
+        r->reserved = (off_t)eoa;
+        return 0;
+    }
+    int e = errno;
+    if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS)
         return 0;
     return r->err ? r->err : (r->err = wb_error_set(WB_EIO, "%s: cannot write: %s", r->partial, why(e)));
 }

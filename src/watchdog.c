@@ -149,8 +149,12 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     if (wd.nranks > 1 && strcmp(status, "interrupted"))
         describe_ranks(ranks, sizeof ranks);
     int rc = wb_results_abandon(status, !strcmp(status, "interrupted") ? 0.7 : 3.0, path, sizeof path, &points);
-    if (rc == 2 && atomic_load(&stopping))
-        pthread_exit(NULL);
+    /* No file open: the main thread may have just closed it and be on its way out; let it go. */
+    for (int i = 0; rc == 2 && i < 50; i++) {
+        if (atomic_load(&stopping))
+            pthread_exit(NULL);
+        usleep(100000);
+    }
     char file[4400];
     if (rc == 0)
         snprintf(file, sizeof file, "%d point%s in %s (status %s)", points, points == 1 ? " is" : "s are", path,

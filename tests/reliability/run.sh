@@ -69,7 +69,7 @@ kill_once() {
   mpirun -np "$NP" --oversubscribe "$BIN" fft --sweep files --files 1:16 --reps 3 -o "$out" \
     >"$work/kout" 2>"$work/kerr" &
   local mp=$! pid="" t
-  for t in $(seq 100); do
+  for t in $(seq 300); do
     for k in $(pgrep -P $mp); do
       tr '\0' '\n' <"/proc/$k/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" && pid=$k
     done
