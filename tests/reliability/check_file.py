@@ -44,7 +44,8 @@ def main(argv: list[str]) -> int:
         missing = [p for p in sorted(set(want) | set(range(n_done))) if f"p{p:03d}" not in have]
         if missing:
             bad.append(f"printed points missing: {missing}")
-        if "hosts" not in f:
+        # /hosts is flushed before the first point; a kill in the first moments may come before it.
+        if "hosts" not in f and (want or n_done):
             bad.append("no /hosts")
         if bad:
             print(f"{path}: " + "; ".join(bad))
