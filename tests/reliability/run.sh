@@ -65,7 +65,7 @@ umount "$full"
 # point printed before the kill.
 kill_once() {
   local rank=$1 i=$2
-  local out=$work/k$rank-$i.h5 delay_ms=$((RANDOM % 3000 + 100))
+  local out=$work/k$rank-$i.h5 delay_ms=$((RANDOM % 5000 + 100))
   mpirun -np "$NP" --oversubscribe "$BIN" fft --sweep files --files 1:16 --reps 3 -o "$out" \
     >"$work/kout" 2>"$work/kerr" &
   local mp=$! pid="" t
