@@ -1,22 +1,17 @@
 #define _GNU_SOURCE
-#include "results.h"
+#include "results_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <hdf5.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "comm.h"
 #include "error.h"
-#include "safeio.h"
 
 #ifndef WB_VERSION
 #define WB_VERSION "unknown"
@@ -28,215 +23,7 @@
 #define WB_CFLAGS "unknown"
 #endif
 
-#define PATH_CAP 4096
-
-struct wb_results {
-    hid_t file;             /* rank 0 only */
-    int rank, nranks;
-    int err;                /* first write error on rank 0, agreed at flush/close */
-    int frozen;             /* rank 0: after a write error HDF5 writes to a scratch sink, not the file */
-    int flushed;            /* points made durable so far */
-    off_t reserved;         /* rank 0: bytes of the file known to be allocated on disk */
-    char path[PATH_CAP];
-    char partial[PATH_CAP + 16];
-    struct wb_host *hosts;  /* rank 0: every rank's facts */
-};
-
-/* HDF5 is not thread-safe and the watchdog thread may end the file (wb_results_abandon): every
- * HDF5 call runs under this lock, which is never held across an MPI call. */
-static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct wb_results *live; /* rank 0: the open file, under h5_lock */
-
-static void lock(void) { pthread_mutex_lock(&h5_lock); }
-static void unlock(void) { pthread_mutex_unlock(&h5_lock); }
-
-static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data)
-{
-    const char *p = e->desc ? strstr(e->desc, "errno = ") : NULL;
-    if (p && !*(int *)data)
-        *(int *)data = atoi(p + 8);
-    return 0;
-}
-
-/* The system error behind the HDF5 call that just failed (its drivers write "errno = N" on the stack). */
-static int h5_errno(void)
-{
-    int e = 0, saved = errno;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, find_errno, &e);
-    return e ? e : saved;
-}
-
-static const char *why(int e)
-{
-    static char buf[128];
-    if (e == ENOSPC || e == EDQUOT)
-        snprintf(buf, sizeof buf, "%s (the disk is full)", strerror(e));
-    else
-        snprintf(buf, sizeof buf, "%s", e ? strerror(e) : "HDF5 error");
-    return buf;
-}
-
-static int h5fail(struct wb_results *r, const char *what, const char *name)
-{
-    int e = h5_errno();
-    if (!r->err)
-        r->err = wb_error_set(WB_EIO, "%s: could not write %s '%s': %s", r->partial, what, name, why(e));
-    return r->err;
-}
-
-/* Creates results/ for the default name; a user's -o folder must exist already. */
-static int default_path(char *out, size_t cap)
-{
-    char host[64] = "host";
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "host");
-    host[strcspn(host, ".")] = '\0';
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char stamp[32];
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    if (mkdir("results", 0777) != 0 && errno != EEXIST)
-        return wb_error_set(WB_EIO, "cannot create folder 'results': %s; give -o PATH", strerror(errno));
-    snprintf(out, cap, "results/wulfbench-%s-%s.h5", host, stamp);
-    return 0;
-}
-
-/* Why a file could not be created in its folder: the target's folder, not the current one. */
-static const char *create_hint(const char *file, int e)
-{
-    static char buf[PATH_CAP + 64];
-    char dir[PATH_CAP];
-    struct stat st;
-    wb_safeio_dirname(file, dir, sizeof dir);
-    if (stat(dir, &st) != 0)
-        snprintf(buf, sizeof buf, "the folder %s does not exist", dir);
-    else if (!S_ISDIR(st.st_mode))
-        snprintf(buf, sizeof buf, "%s is not a folder", dir);
-    else if (access(dir, W_OK) != 0)
-        snprintf(buf, sizeof buf, "the folder %s is not writable", dir);
-    else
-        snprintf(buf, sizeof buf, "%s", why(e));
-    return buf;
-}
-
-/* Property lists that keep a killed file readable: no file-space reuse, so raw data never lands on
- * metadata that the last flushed state still points to, and no metadata evicted between flushes. */
-static hid_t create_plist(void)
-{
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    if (fcpl >= 0 && H5Pset_file_space_strategy(fcpl, H5F_FSPACE_STRATEGY_NONE, 0, 1) < 0) {
-        H5Pclose(fcpl);
-        fcpl = H5P_DEFAULT;
-    }
-    return fcpl;
-}
-
-static hid_t access_plist(void)
-{
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5AC_cache_config_t mdc = {.version = H5AC__CURR_CACHE_CONFIG_VERSION};
-    if (fapl >= 0 && H5Pget_mdc_config(fapl, &mdc) >= 0) {
-        mdc.evictions_enabled = 0;
-        mdc.incr_mode = H5C_incr__off;
-        mdc.flash_incr_mode = H5C_flash_incr__off;
-        mdc.decr_mode = H5C_decr__off;
-        mdc.set_initial_size = 1;
-        mdc.initial_size = 16 << 20;
-        mdc.max_size = 32 << 20;
-        H5Pset_mdc_config(fapl, &mdc);
-    }
-    return fapl;
-}
-
-static int create_file(struct wb_results *r, const char *path, int force)
-{
-    int rc = 0;
-    if (path)
-        snprintf(r->path, sizeof r->path, "%s", path);
-    else
-        rc = default_path(r->path, sizeof r->path);
-    if (rc)
-        return rc;
-    snprintf(r->partial, sizeof r->partial, "%s.partial", r->path);
-    /* Links are refused with or without --force: either name could point at a file we must not touch. */
-    rc = wb_safeio_check_target("-o", r->path);
-    rc = rc ? rc : wb_safeio_check_target("-o", r->partial);
-    if (rc)
-        return rc;
-    struct stat st;
-    if (!force && lstat(r->path, &st) == 0)
-        return wb_error_set(WB_EEXIST, "%s exists; choose another -o or add --force to overwrite it", r->path);
-    if (lstat(r->partial, &st) == 0) {
-        if (!force)
-            return wb_error_set(WB_EEXIST, "%s exists (an interrupted run?); read it with the analysis, move it "
-                                           "away, or add --force to overwrite it", r->partial);
-        if (unlink(r->partial) != 0)
-            return wb_error_set(WB_EIO, "cannot remove %s: %s", r->partial, strerror(errno));
-    }
-    /* H5F_ACC_EXCL is O_CREAT|O_EXCL: a link planted after the checks above is not followed. */
-    hid_t fcpl = create_plist(), fapl = access_plist();
-    errno = 0;
-    r->file = H5Fcreate(r->partial, H5F_ACC_EXCL, fcpl, fapl);
-    int e = h5_errno();
-    if (fcpl != H5P_DEFAULT)
-        H5Pclose(fcpl);
-    H5Pclose(fapl);
-    if (r->file < 0) {
-        /* O_EXCL proved nothing was there before: whatever HDF5 left (a 0-byte file on a full disk) is ours. */
-        if (lstat(r->partial, &st) == 0 && S_ISREG(st.st_mode))
-            unlink(r->partial);
-        return wb_error_set(WB_EIO, "cannot create %s: %s", r->partial, create_hint(r->partial, e));
-    }
-    /* HDF5 writes the superblock only when it flushes: until then a killed run leaves a file that
-     * does not open, so flush at once (a window of microseconds remains, inside the create). */
-    if (H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-        return h5fail(r, "file", "/");
-    return 0;
-}
-
-/* The file's descriptor (sec2 driver), or -1. */
-static int file_fd(struct wb_results *r)
-{
-    int *fd = NULL;
-    return H5Fget_vfd_handle(r->file, H5P_DEFAULT, (void **)&fd) >= 0 && fd ? *fd : -1;
-}
-
-/* After a write error, point HDF5's descriptor at a scratch file, so closing cannot overwrite the
- * metadata of the last flush with pieces of a half-written point; the file stays as last flushed. */
-static void freeze(struct wb_results *r)
-{
-    if (r->frozen || r->file < 0)
-        return;
-    int fd = file_fd(r), sink = memfd_create("wulfbench-discard", 0);
-    if (sink < 0)
-        sink = open("/dev/null", O_RDWR);
-    if (fd >= 0 && sink >= 0 && dup2(sink, fd) >= 0)
-        r->frozen = 1;
-    if (sink >= 0)
-        close(sink);
-}
-
-/* Make sure the blocks the next flush writes exist, so a full disk fails here, before anything is
- * written, and not halfway through the metadata. */
-static int reserve(struct wb_results *r)
-{
-    haddr_t eoa = 0;
-    int fd = file_fd(r);
-    if (fd < 0 || H5Fget_eoa(r->file, &eoa) < 0)
-        return 0;
-    if ((off_t)eoa <= r->reserved)
-        return 0;
-    /* fallocate, not posix_fallocate: where the file system cannot reserve, glibc would write every block. */
-    if (fallocate(fd, 0, r->reserved, (off_t)eoa - r->reserved) == 0) {
-        r->reserved = (off_t)eoa;
-        return 0;
-    }
-    int e = errno;
-    if (e == EOPNOTSUPP || e == EINVAL || e == ENOSYS)
-        return 0;
-    return r->err ? r->err : (r->err = wb_error_set(WB_EIO, "%s: cannot write: %s", r->partial, why(e)));
-}
+static struct wb_results *live; /* rank 0: the open file, under wb_results_lock */
 
 static hid_t open_obj(struct wb_results *r, const char *obj) { return H5Oopen(r->file, obj, H5P_DEFAULT); }
 
@@ -246,7 +33,7 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
         return r->err;
     hid_t o = open_obj(r, obj);
     if (o < 0)
-        return h5fail(r, "object", obj);
+        return wb_results_h5fail(r, "object", obj);
     if (H5Aexists(o, name) > 0)
         H5Adelete(o, name);
     hid_t space = H5Screate(H5S_SCALAR);
@@ -256,7 +43,7 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
         H5Aclose(a);
     H5Sclose(space);
     H5Oclose(o);
-    return ok ? 0 : h5fail(r, "attribute", name);
+    return ok ? 0 : wb_results_h5fail(r, "attribute", name);
 }
 
 static int attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
@@ -276,25 +63,25 @@ int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name,
 {
     if (r->rank != 0)
         return 0;
-    lock();
+    wb_results_lock();
     int rc = attr_str(r, obj, name, value);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
 int wb_results_attr_i64(struct wb_results *r, const char *obj, const char *name, int64_t value)
 {
-    lock();
+    wb_results_lock();
     int rc = write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
 int wb_results_attr_f64(struct wb_results *r, const char *obj, const char *name, double value)
 {
-    lock();
+    wb_results_lock();
     int rc = write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -309,16 +96,16 @@ static int group(struct wb_results *r, const char *group)
     hid_t g = H5Gcreate2(r->file, group, lcpl, H5P_DEFAULT, H5P_DEFAULT);
     H5Pclose(lcpl);
     if (g < 0)
-        return h5fail(r, "group", group);
+        return wb_results_h5fail(r, "group", group);
     H5Gclose(g);
     return 0;
 }
 
 int wb_results_group(struct wb_results *r, const char *g)
 {
-    lock();
+    wb_results_lock();
     int rc = group(r, g);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -343,16 +130,16 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     H5Sclose(space);
     H5Pclose(lcpl);
     if (!ok)
-        return h5fail(r, "dataset", dset);
+        return wb_results_h5fail(r, "dataset", dset);
     return units ? attr_str(r, dset, "units", units) : 0;
 }
 
 static int write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
                         const void *data, const char *units)
 {
-    lock();
+    wb_results_lock();
     int rc = write_dset(r, dset, type, rank, dims, data, units);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -422,7 +209,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
 {
     if (r->rank != 0 || r->err)
         return r->err;
-    lock();
+    wb_results_lock();
     hid_t t = H5Tenum_create(H5T_NATIVE_UINT8);
     for (int i = 0; i < nnames; i++) {
         uint8_t v = (uint8_t)i;
@@ -431,7 +218,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
     uint64_t dims[1] = {n};
     int rc = write_dset(r, dset, t, 1, dims, data, "1");
     H5Tclose(t);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -447,7 +234,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
 {
     if (r->rank != 0 || r->err)
         return r->err;
-    lock();
+    wb_results_lock();
     hid_t name_t = fixed_string(sizeof rows->name);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
     H5Tinsert(t, "name", HOFFSET(struct wb_result_input, name), name_t);
@@ -461,7 +248,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     int rc = write_dset(r, dset, t, 1, dims, rows, NULL);
     H5Tclose(t);
     H5Tclose(name_t);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -493,7 +280,7 @@ static int write_hosts(struct wb_results *r)
     int rc;
     if (H5Lexists(r->file, "/hosts", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(r->file, "/hosts", H5P_DEFAULT);
-        rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->hosts) >= 0 ? 0 : h5fail(r, "dataset", "/hosts");
+        rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->hosts) >= 0 ? 0 : wb_results_h5fail(r, "dataset", "/hosts");
         if (d >= 0)
             H5Dclose(d);
     } else {
@@ -571,12 +358,12 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
         {"seed", H5T_NATIVE_INT64, &seed}, {"verified", H5T_NATIVE_INT64, &unknown},
         {"points_completed", H5T_NATIVE_INT64, &zero},
     };
-    lock();
+    wb_results_lock();
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         rc = rc ? rc : attr_str(r, "/", strs[i].name, strs[i].value);
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
         rc = rc ? rc : write_attr(r, "/", nums[i].name, nums[i].type, nums[i].value);
-    unlock();
+    wb_results_unlock();
     return rc;
 }
 
@@ -591,11 +378,11 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     r->nranks = wb_comm_size();
     int rc = 0;
     if (r->rank == 0) {
-        lock();
+        wb_results_lock();
         /* HDF5's own error stack would print pages for one missing folder; we report one line. */
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-        rc = create_file(r, path, force);
-        unlock();
+        rc = wb_results_create(r, path, force);
+        wb_results_unlock();
     }
     rc = wb_comm_agree(rc);
     int nnodes = rc ? rc : gather_hosts(r);
@@ -604,27 +391,27 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     if (rc == 0)
         rc = write_root_attrs(r, info, nnodes);
     if (rc == 0 && r->rank == 0) {
-        lock();
+        wb_results_lock();
         rc = write_hosts(r);
         /* Flushed before the first point, so a kill at any moment leaves a file that opens. */
-        rc = rc ? rc : reserve(r);
+        rc = rc ? rc : wb_results_reserve(r);
         if (rc == 0 && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-            rc = h5fail(r, "file", "/");
+            rc = wb_results_h5fail(r, "file", "/");
         if (rc == 0)
             live = r;
-        unlock();
+        wb_results_unlock();
     }
     rc = wb_comm_agree(rc);
     if (rc == 0)
         rc = wb_comm_bcast_str(r->path, sizeof r->path);
     if (rc) {
         if (r->rank == 0 && r->file >= 0) {
-            lock();
+            wb_results_lock();
             live = NULL;
-            freeze(r);
+            wb_results_freeze(r);
             H5Fclose(r->file);
             unlink(r->partial);
-            unlock();
+            wb_results_unlock();
         }
         free(r->hosts);
         free(r);
@@ -641,19 +428,19 @@ int wb_results_points(const struct wb_results *r) { return r ? r->flushed : 0; }
 int wb_results_flush(struct wb_results *r)
 {
     if (r->rank == 0) {
-        lock();
+        wb_results_lock();
         int64_t points = r->flushed + 1;
         if (!r->err)
             write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
         if (!r->err)
-            reserve(r);
+            wb_results_reserve(r);
         if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-            h5fail(r, "file", "/");
+            wb_results_h5fail(r, "file", "/");
         if (r->err)
-            freeze(r);
+            wb_results_freeze(r);
         else
             r->flushed++;
-        unlock();
+        wb_results_unlock();
     }
     return wb_comm_agree(r->err);
 }
@@ -669,12 +456,12 @@ static int finish(struct wb_results *r, const char *status, int verified)
         write_attr(r, "/", "verified", H5T_NATIVE_INT64, &v);
         write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
         write_hosts(r);
-        reserve(r);
+        wb_results_reserve(r);
     }
     if (r->err)
-        freeze(r);
+        wb_results_freeze(r);
     if (H5Fclose(r->file) < 0 && !r->err)
-        r->err = wb_error_set(WB_EIO, "%s: close failed: %s", r->partial, why(h5_errno()));
+        r->err = wb_error_set(WB_EIO, "%s: close failed: %s", r->partial, wb_results_why(wb_results_h5_errno()));
     r->file = H5I_INVALID_HID;
     live = NULL;
     kept[0] = '\0';
@@ -715,12 +502,12 @@ int wb_results_close(struct wb_results **rp, int rc)
     double *temps = r->rank == 0 ? malloc((size_t)r->nranks * sizeof *temps) : NULL;
     int crc = wb_comm_gather_f64(temp, temps);
     if (r->rank == 0) {
-        lock();
+        wb_results_lock();
         for (int q = 0; temps && q < r->nranks; q++)
             r->hosts[q].temp_c_end = temps[q];
         int werr = r->err;
         int frc = finish(r, status, verified);
-        unlock();
+        wb_results_unlock();
         /* The run's own error stays the message unless the file's trouble is what failed it. */
         if (rc && !werr && frc == 0)
             wb_error_set(rc, "%s", run_msg);
@@ -738,19 +525,11 @@ int wb_results_close(struct wb_results **rp, int rc)
 
 int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap, int *points)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += (time_t)wait_s;
-    until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
-    if (pthread_mutex_timedlock(&h5_lock, &until) != 0)
+    if (!wb_results_lock_within(wait_s))
         return 1;
     struct wb_results *r = live;
     if (!r) {
-        unlock();
+        wb_results_unlock();
         return 2;
     }
     int rc = finish(r, status, -1);
