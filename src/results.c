@@ -327,9 +327,9 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     int len = 0;
     MPI_Get_library_version(mpi, &len);
     mpi[strcspn(mpi, "\n")] = '\0';
-    unsigned maj, min, rel;
-    H5get_libversion(&maj, &min, &rel);
-    snprintf(hdf5, sizeof hdf5, "%u.%u.%u", maj, min, rel);
+    /* The header's version, which HDF5 checks equals the library's at the first call; no call here
+     * keeps HDF5 under the lock. */
+    snprintf(hdf5, sizeof hdf5, "%d.%d.%d", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
 #ifdef __VERSION__
     snprintf(compiler, sizeof compiler, "%s %s", "cc", __VERSION__);
 #else
