@@ -157,8 +157,10 @@ def test_a_stopped_rank_cannot_hold_the_timeout(tmp_path):
     out = tmp_path / "t.h5"
     t0 = time.time()
     p = start(2, out, *LONG, "--timeout", "10")
-    # A node that freezes mid-run (the watchdog starts after MPI_Init, so not before the first point).
-    wait_for_points(Path(str(out) + ".partial"), 1, p)
+    # A node that freezes mid-run: the watchdog starts after MPI_Init, before the file is created.
+    partial = Path(str(out) + ".partial")
+    while not partial.exists() and p.poll() is None and time.time() - t0 < 30:
+        time.sleep(0.05)
     os.kill(rank_pid(p, 1), signal.SIGSTOP)
     _, err = finish(p, 40)
     took = time.time() - t0
