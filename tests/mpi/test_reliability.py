@@ -55,12 +55,11 @@ def finish(p: subprocess.Popen, timeout: float) -> tuple[str, str]:
 
 def wait_for_points(path: Path, n: int, p: subprocess.Popen, wait_s: float = 60) -> None:
     """Wait until the partial file has n flushed points (read without disturbing the writer)."""
-    # The writer holds HDF5's file lock; a reader that only looks may skip it.
-    os.environ["HDF5_USE_FILE_LOCKING"] = "FALSE"
     deadline = time.time() + wait_s
     while time.time() < deadline and p.poll() is None:
         try:
-            with h5py.File(path, "r") as f:
+            # The writer holds HDF5's file lock; a reader that only looks may skip it.
+            with h5py.File(path, "r", locking=False) as f:
                 if f.attrs.get("points_completed", 0) >= n:
                     return
         except (OSError, KeyError):
