@@ -8,6 +8,9 @@ MPIEXEC ?= mpirun
 NP     ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 RESULTS ?= results
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+SAN_MPI_TESTS ?= tests/mpi/test_fft.py tests/mpi/test_reliability.py
 -include make.local
 
 PKGS     = fftw3f fftw3 hdf5-openmpi
@@ -19,7 +22,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 USER_CFLAGS := $(CFLAGS)
 override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(PKG_CFLAGS) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
-override LDLIBS += $(PKG_LIBS) -lm
+override LDLIBS += $(PKG_LIBS) -lm -lpthread
 
 # Open MPI refuses to start as root unless told twice; only root needs it.
 ifeq ($(shell id -u),0)
@@ -35,7 +38,8 @@ UNITS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-slurm bench bench-cluster report compare install uninstall clean help
+        test-browser test-cluster test-slurm test-reliability test-sanitize fuzz bench bench-cluster report \
+        compare install uninstall clean help
 
 all: build/wulfbench
 
@@ -55,8 +59,49 @@ build/faults/%.o: src/%.c | build/faults
 build/tests/%: tests/unit/%.c $(LIB) | build/tests
 	$(CC) $(CFLAGS) -Isrc -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
-build/obj build/faults build/tests:
+build/obj build/faults build/tests build-san/obj build-san/tests build/fuzz:
 	mkdir -p $@
+
+# ASan and UBSan build in build-san/ (same sources, -O1, frame pointers kept).
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SOBJ := $(SRC:src/%.c=build-san/obj/%.o)
+SUNITS := $(patsubst tests/unit/%.c,build-san/tests/%,$(wildcard tests/unit/test_*.c))
+
+build-san/obj/%.o: src/%.c | build-san/obj
+	$(CC) $(filter-out -O3 -O2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
+
+build-san/wulfbench: $(SOBJ)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+build-san/tests/%: tests/unit/%.c $(filter-out build-san/obj/main.o,$(SOBJ)) | build-san/tests
+	$(CC) $(filter-out -O3 -O2,$(CFLAGS)) $(SAN_FLAGS) -Isrc -Itests/unit -o $@ $^ $(LDLIBS)
+
+# Open MPI's runtime leaks at exit by design, so leak checking is off (detect_leaks=0); every other
+# ASan/UBSan report stops the process with exit 1 and fails the test.
+SAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+test-sanitize: build-san/wulfbench $(SUNITS)  ## unit tests and $(SAN_MPI_TESTS) under ASan+UBSan
+	@wavs=$$(mktemp -d); bash tests/unit/make_wavs.sh "$$wavs" >/dev/null; fail=0; \
+	for t in $(SUNITS); do echo "== $$t"; $(SAN_ENV) $$t "$$wavs" >"$$wavs.log" 2>&1 || fail=1; \
+	  grep -E '^not ok|ERROR: AddressSanitizer|runtime error' "$$wavs.log"; tail -1 "$$wavs.log"; done; \
+	rm -rf "$$wavs" "$$wavs.log"; \
+	$(SAN_ENV) WB_BIN=build-san/wulfbench $(PYTHON) -m pytest -q -p no:cacheprovider $(SAN_MPI_TESTS) || fail=1; \
+	exit $$fail
+
+# libFuzzer on the WAV decoder, from seeds made with sox at build time.
+build/fuzz/fuzz_wav: tests/fuzz/fuzz_wav.c src/audio.c src/error.c | build/fuzz
+	$(FUZZ_CC) -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -Isrc -o $@ $^ -lm
+
+build/fuzz/seeds/.made: tests/fuzz/make_seeds.sh | build/fuzz
+	bash tests/fuzz/make_seeds.sh build/fuzz/seeds >/dev/null && touch $@
+
+fuzz: build/fuzz/fuzz_wav build/fuzz/seeds/.made  ## run the WAV fuzzer for FUZZ_SECONDS (default 60)
+	mkdir -p build/fuzz/corpus
+	build/fuzz/fuzz_wav -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	    build/fuzz/corpus build/fuzz/seeds
+
+test-reliability: all  ## full disk on a tmpfs and a 30-kill loop per rank (root)
+	bash tests/reliability/run.sh
 
 deps:            ## install the Debian packages needed to build and run (asks sudo when not root)
 	@bash jobs/install-deps.sh build analysis
@@ -143,7 +188,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench
 
 clean:
-	rm -rf build
+	rm -rf build build-san
 
 help:                ## list the targets
 	@echo "make              build build/wulfbench"
@@ -156,9 +201,12 @@ help:                ## list the targets
 	@echo "make test-browser the report in headless Chromium"
 	@echo "make test-cluster an emulated 3-node Pi cluster (root)"
 	@echo "make test-slurm   a real one-node Slurm (root)"
+	@echo "make test-reliability  a full disk (tmpfs) and SIGKILL at random moments (root)"
+	@echo "make test-sanitize  unit and some MPI tests under ASan+UBSan (build-san/)"
+	@echo "make fuzz         the WAV decoder under libFuzzer for FUZZ_SECONDS (default 60)"
 	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts and analysis"
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/"
 	@echo "knobs: CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS, or put them in make.local"
 
--include $(OBJ:.o=.d) $(FOBJ:.o=.d)
+-include $(OBJ:.o=.d) $(FOBJ:.o=.d) $(SOBJ:.o=.d)

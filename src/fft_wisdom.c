@@ -3,9 +3,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "fft.h"
+#include "safeio.h"
 
 int wb_fft_wisdom_read_file(const char *path, char **text, int64_t *len)
 {
@@ -29,13 +31,19 @@ int wb_fft_wisdom_read_file(const char *path, char **text, int64_t *len)
 int wb_fft_wisdom_save_file(const char *path)
 {
     char *w = wb_fft_wisdom_export(), tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *fp = w ? fopen(tmp, "w") : NULL;
-    int ok = fp && fputs(w, fp) >= 0;
-    if (fp && fclose(fp) != 0)
-        ok = 0;
-    if (!ok || rename(tmp, path) != 0)
-        ok = 0;
+    FILE *fp = NULL;
+    /* A temp file of our own (mkstemp) beside the target, renamed over it: never through a planted link. */
+    int rc = w ? wb_safeio_tmp(path, tmp, sizeof tmp, &fp) : wb_error_set(WB_ENOMEM, "out of memory for wisdom");
+    if (rc == 0) {
+        int ok = fputs(w, fp) >= 0;
+        ok = fclose(fp) == 0 && ok;
+        if (!ok) {
+            unlink(tmp);
+            rc = wb_error_set(WB_EIO, "could not write FFTW wisdom to %s", tmp);
+        }
+    }
+    if (rc == 0)
+        rc = wb_safeio_commit(tmp, path);
     free(w);
-    return ok ? 0 : wb_error_set(WB_EIO, "could not save FFTW wisdom to %s", path);
+    return rc ? wb_error_set(WB_EIO, "could not save FFTW wisdom to %s: %s", path, wb_error_message()) : 0;
 }

@@ -1,6 +1,7 @@
 /* wulfbench: prolog (MPI, options, agreement), run (the subcommand's table entry, around its result
  * file), epilog (messages, finalize). The one exit path is at the end of main. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,28 +14,21 @@
 #include "results.h"
 #include "subcommand.h"
 #include "timer.h"
+#include "watchdog.h"
 
 #ifndef WB_VERSION
 #define WB_VERSION "unknown"
 #endif
 
-/* Until results.c takes the run's rc itself (wb_results_close(&res, rc)): the status and the verified
- * flag follow from rc, and rank 0 names the file that was kept. Collective. */
-static int results_close(struct wb_results **res, int rc, FILE *out)
+/* Rank 0 names the file the run kept, and says what it holds. */
+static void name_kept_file(int rc, FILE *out)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s", wb_results_path(*res));
-    const char *status = rc == 0 ? "complete" : rc == WB_EVERIFY ? "invalid" : rc == WB_ETIMEOUT ? "timeout" : "failed";
-    int crc = wb_results_close(res, status, rc == 0 ? 1 : rc == WB_EVERIFY ? 0 : -1);
-    int kept = rc == 0 || rc == WB_EVERIFY || rc == WB_ETIMEOUT;
-    if (wb_comm_rank() == 0 && !crc && !kept)
-        snprintf(path + strlen(path), sizeof path - strlen(path), ".partial");
-    if (wb_comm_rank() == 0 && !crc && access(path, F_OK) == 0) {
-        fprintf(out, "# results: %s%s\n", path, rc == WB_EVERIFY ? " (INVALID: verification failed)"
-                                               : kept ? "" : " (incomplete: the run failed)");
-        fflush(out);
-    }
-    return crc;
+    const char *kept = wb_results_kept();
+    if (wb_comm_rank() != 0 || !*kept)
+        return;
+    fprintf(out, "# results: %s%s\n", kept, rc == WB_EVERIFY ? " (INVALID: verification failed)"
+                                          : rc == 0 || rc == WB_ETIMEOUT ? "" : " (incomplete: the run failed)");
+    fflush(out);
 }
 
 /* MPI, the options, and agreement on them: checks such as free memory read this host, so a rank
@@ -50,7 +44,14 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
      * the checks that are not. */
     rc = wb_options_parse(*argc, *argv, o);
     wb_report_init(wb_comm_rank(), o->common.quiet, (int)o->common.progress);
-    return wb_comm_agree(rc);
+    rc = wb_comm_agree(rc);
+    if (rc)
+        return rc;
+    /* A load step makes no sync point while it runs: the stall window covers the longest step. */
+    double stall_s = o->common.stall_timeout_s;
+    if (stall_s > 0 && (!strcmp(o->cmd_name, "load") || !strcmp(o->cmd_name, "suite")))
+        stall_s = fmax(stall_s, wb_load_opts_step_timeout_s(&o->load) + 60);
+    return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s));
 }
 
 /* The subcommand, inside its result file when it has one. Collective. */
@@ -73,15 +74,11 @@ static int run(struct wb_options *o)
         wb_report_warn("%s", wb_error_message());
         wb_comm_abort(1);
     }
-    /* The run's own error is the one to report; a close error only when the run went well. */
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", wb_error_message());
+    /* The close keeps the run's own error, or gives its own when the run went well. */
+    rc = wb_results_close(&res, rc);
     /* transfer --format csv|json keeps stdout for the document. */
-    FILE *out = transfer && o->transfer.format != WB_TRANSFER_FMT_TABLE ? stderr : stdout;
-    int crc = results_close(&res, rc, out);
-    if (rc)
-        wb_error_set(rc, "%s", msg);
-    return rc ? rc : crc;
+    name_kept_file(rc, transfer && o->transfer.format != WB_TRANSFER_FMT_TABLE ? stderr : stdout);
+    return rc;
 }
 
 /* What ends the run on every rank: help, version, or the error message, then the exit status. */
@@ -98,6 +95,7 @@ static int epilog(struct wb_options *o, int rc, int mpi_up)
     else if (rc && rc != WB_EVERIFY && rc != WB_EHELP && rc != WB_EVERSION)
         wb_report_error("%s", wb_error_message());
     wb_options_free(o);
+    wb_watchdog_stop();
     int frc = wb_comm_finalize();
     if (frc && (rc == 0 || rc == WB_EHELP || rc == WB_EVERSION)) {
         fprintf(stderr, "wulfbench: error: %s\n", wb_error_message());

@@ -14,7 +14,7 @@
 #include "subcommand.h"
 
 enum common_id {
-    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION
+    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_STALL, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION
 };
 
 static const struct wb_optdef common_defs[] = {
@@ -24,6 +24,8 @@ static const struct wb_optdef common_defs[] = {
     {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point (default 1)", "1"},
     {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders (default 1)", "1"},
     {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "stop after this long and keep what was measured (default none)", NULL},
+    {"stall-timeout", 1, 0, C_STALL, "SECONDS", "end the run cleanly when no rank makes progress this long (0 = never)",
+     "300"},
     {"progress", 1, 0, C_PROGRESS, "auto|always|never", "progress line with ETA on stderr (auto: on a terminal)", "auto"},
     {"quiet", 0, 'q', C_QUIET, NULL, "print no tables, only errors and the result file name", NULL},
     {"force", 0, 0, C_FORCE, NULL, "overwrite an existing result file", NULL},
@@ -68,6 +70,10 @@ static int set_common(struct wb_common_opts *c, int id, const char *arg)
     case C_TIMEOUT:
         if ((rc = wb_optparse_double("--timeout", arg, 0.001, 1e7, &d)) == 0)
             c->timeout_s = d;
+        break;
+    case C_STALL:
+        if ((rc = wb_optparse_double("--stall-timeout", arg, 0, 1e7, &d)) == 0)
+            c->stall_timeout_s = d;
         break;
     case C_PROGRESS:
         if ((rc = wb_optparse_choice("--progress", arg, progress, &k)) == 0)
@@ -179,7 +185,7 @@ static int parse_sub(int argc, char **argv, struct wb_options *o, const struct w
 int wb_options_parse(int argc, char **argv, struct wb_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1};
+    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1, .stall_timeout_s = 300};
     /* Every subcommand's defaults, since `suite` runs several of them. */
     for (int i = 0; i < wb_nsubcommands; i++)
         if (wb_subcommands[i].defaults)

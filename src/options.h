@@ -22,6 +22,7 @@ struct wb_common_opts {
     int warmup;               /* --warmup / -x: unrecorded repetitions */
     uint64_t seed;            /* --seed */
     double timeout_s;         /* --timeout: whole-run limit, 0 = none */
+    double stall_timeout_s;   /* --stall-timeout: longest time without a sync point, 0 = none */
     enum wb_progress progress;
     int quiet;                /* --quiet: no tables, only errors and the final line */
     int force;                /* --force: overwrite an existing result file */

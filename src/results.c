@@ -1,8 +1,7 @@
-#define _POSIX_C_SOURCE 200809L
-#include "results.h"
+#define _GNU_SOURCE
+#include "results_int.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,67 +23,7 @@
 #define WB_CFLAGS "unknown"
 #endif
 
-#define PATH_CAP 4096
-
-struct wb_results {
-    hid_t file;             /* rank 0 only */
-    int rank, nranks;
-    int err;                /* first write error on rank 0, agreed at flush/close */
-    int flushed;            /* points made durable so far */
-    char path[PATH_CAP];
-    char partial[PATH_CAP + 16];
-    struct wb_host *hosts;  /* rank 0: every rank's facts */
-};
-
-static int h5fail(struct wb_results *r, const char *what, const char *name)
-{
-    if (!r->err)
-        r->err = wb_error_set(WB_EIO, "%s: could not write %s '%s' (disk full or file removed?)", r->partial, what,
-                              name);
-    return r->err;
-}
-
-/* Creates results/ for the default name; a user's -o folder must exist already. */
-static int default_path(char *out, size_t cap)
-{
-    char host[64] = "host";
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "host");
-    host[strcspn(host, ".")] = '\0';
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    char stamp[32];
-    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    if (mkdir("results", 0777) != 0 && errno != EEXIST)
-        return wb_error_set(WB_EIO, "cannot create folder 'results': %s; give -o PATH", strerror(errno));
-    snprintf(out, cap, "results/wulfbench-%s-%s.h5", host, stamp);
-    return 0;
-}
-
-static int create_file(struct wb_results *r, const char *path, int force)
-{
-    int rc = 0;
-    if (path)
-        snprintf(r->path, sizeof r->path, "%s", path);
-    else
-        rc = default_path(r->path, sizeof r->path);
-    if (rc)
-        return rc;
-    snprintf(r->partial, sizeof r->partial, "%s.partial", r->path);
-    struct stat st;
-    if (!force && stat(r->path, &st) == 0)
-        return wb_error_set(WB_EEXIST, "%s exists; choose another -o or add --force to overwrite it", r->path);
-    if (!force && stat(r->partial, &st) == 0)
-        return wb_error_set(WB_EEXIST, "%s exists (an interrupted run?); read it with the analysis, move it away, "
-                                       "or add --force to overwrite it", r->partial);
-    r->file = H5Fcreate(r->partial, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (r->file < 0) {
-        const char *why = access(".", W_OK) != 0 ? "the folder is not writable" : "check the folder exists";
-        return wb_error_set(WB_EIO, "cannot create %s: %s", r->partial, why);
-    }
-    return 0;
-}
+static struct wb_results *live; /* rank 0: the open file, under wb_results_lock */
 
 static hid_t open_obj(struct wb_results *r, const char *obj) { return H5Oopen(r->file, obj, H5P_DEFAULT); }
 
@@ -94,7 +33,7 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
         return r->err;
     hid_t o = open_obj(r, obj);
     if (o < 0)
-        return h5fail(r, "object", obj);
+        return wb_results_h5fail(r, "object", obj);
     if (H5Aexists(o, name) > 0)
         H5Adelete(o, name);
     hid_t space = H5Screate(H5S_SCALAR);
@@ -104,13 +43,13 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
         H5Aclose(a);
     H5Sclose(space);
     H5Oclose(o);
-    return ok ? 0 : h5fail(r, "attribute", name);
+    return ok ? 0 : wb_results_h5fail(r, "attribute", name);
 }
 
-int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
+static int attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
 {
-    if (r->rank != 0)
-        return 0;
+    if (r->rank != 0 || r->err)
+        return r->err;
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
@@ -120,17 +59,33 @@ int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name,
     return rc;
 }
 
+int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
+{
+    if (r->rank != 0)
+        return 0;
+    wb_results_lock();
+    int rc = attr_str(r, obj, name, value);
+    wb_results_unlock();
+    return rc;
+}
+
 int wb_results_attr_i64(struct wb_results *r, const char *obj, const char *name, int64_t value)
 {
-    return write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
+    wb_results_lock();
+    int rc = write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
+    wb_results_unlock();
+    return rc;
 }
 
 int wb_results_attr_f64(struct wb_results *r, const char *obj, const char *name, double value)
 {
-    return write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
+    wb_results_lock();
+    int rc = write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
+    wb_results_unlock();
+    return rc;
 }
 
-int wb_results_group(struct wb_results *r, const char *group)
+static int group(struct wb_results *r, const char *group)
 {
     if (r->rank != 0 || r->err)
         return r->err;
@@ -141,9 +96,17 @@ int wb_results_group(struct wb_results *r, const char *group)
     hid_t g = H5Gcreate2(r->file, group, lcpl, H5P_DEFAULT, H5P_DEFAULT);
     H5Pclose(lcpl);
     if (g < 0)
-        return h5fail(r, "group", group);
+        return wb_results_h5fail(r, "group", group);
     H5Gclose(g);
     return 0;
+}
+
+int wb_results_group(struct wb_results *r, const char *g)
+{
+    wb_results_lock();
+    int rc = group(r, g);
+    wb_results_unlock();
+    return rc;
 }
 
 static int write_dset(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
@@ -167,26 +130,35 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     H5Sclose(space);
     H5Pclose(lcpl);
     if (!ok)
-        return h5fail(r, "dataset", dset);
-    return units ? wb_results_attr_str(r, dset, "units", units) : 0;
+        return wb_results_h5fail(r, "dataset", dset);
+    return units ? attr_str(r, dset, "units", units) : 0;
+}
+
+static int write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
+                        const void *data, const char *units)
+{
+    wb_results_lock();
+    int rc = write_dset(r, dset, type, rank, dims, data, units);
+    wb_results_unlock();
+    return rc;
 }
 
 int wb_results_write_f64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const double *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
 }
 
 int wb_results_write_i64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int64_t *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
 }
 
 int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int32_t *data, const char *units)
 {
-    return write_dset(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
+    return write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
 }
 
 /* Gathers n values of elem bytes from each rank and writes [n, nranks] (or [nranks]). */
@@ -210,8 +182,8 @@ static int write_per_rank(struct wb_results *r, const char *dset, const void *lo
             for (size_t i = 0; i < n; i++)
                 memcpy(cols + (i * (size_t)r->nranks + (size_t)q) * elem, all + ((size_t)q * n + i) * elem, elem);
         uint64_t dims[2] = {n, (uint64_t)r->nranks};
-        rc = n == 1 ? write_dset(r, dset, htype, 1, dims + 1, cols, units)
-                    : write_dset(r, dset, htype, 2, dims, cols, units);
+        rc = n == 1 ? write_locked(r, dset, htype, 1, dims + 1, cols, units)
+                    : write_locked(r, dset, htype, 2, dims, cols, units);
     }
     free(all);
     free(cols);
@@ -237,6 +209,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
 {
     if (r->rank != 0 || r->err)
         return r->err;
+    wb_results_lock();
     hid_t t = H5Tenum_create(H5T_NATIVE_UINT8);
     for (int i = 0; i < nnames; i++) {
         uint8_t v = (uint8_t)i;
@@ -245,6 +218,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
     uint64_t dims[1] = {n};
     int rc = write_dset(r, dset, t, 1, dims, data, "1");
     H5Tclose(t);
+    wb_results_unlock();
     return rc;
 }
 
@@ -260,6 +234,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
 {
     if (r->rank != 0 || r->err)
         return r->err;
+    wb_results_lock();
     hid_t name_t = fixed_string(sizeof rows->name);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
     H5Tinsert(t, "name", HOFFSET(struct wb_result_input, name), name_t);
@@ -273,6 +248,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     int rc = write_dset(r, dset, t, 1, dims, rows, NULL);
     H5Tclose(t);
     H5Tclose(name_t);
+    wb_results_unlock();
     return rc;
 }
 
@@ -304,7 +280,7 @@ static int write_hosts(struct wb_results *r)
     int rc;
     if (H5Lexists(r->file, "/hosts", H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(r->file, "/hosts", H5P_DEFAULT);
-        rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->hosts) >= 0 ? 0 : h5fail(r, "dataset", "/hosts");
+        rc = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->hosts) >= 0 ? 0 : wb_results_h5fail(r, "dataset", "/hosts");
         if (d >= 0)
             H5Dclose(d);
     } else {
@@ -351,9 +327,9 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     int len = 0;
     MPI_Get_library_version(mpi, &len);
     mpi[strcspn(mpi, "\n")] = '\0';
-    unsigned maj, min, rel;
-    H5get_libversion(&maj, &min, &rel);
-    snprintf(hdf5, sizeof hdf5, "%u.%u.%u", maj, min, rel);
+    /* The header's version, which HDF5 checks equals the library's at the first call; no call here
+     * keeps HDF5 under the lock. */
+    snprintf(hdf5, sizeof hdf5, "%d.%d.%d", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
 #ifdef __VERSION__
     snprintf(compiler, sizeof compiler, "%s %s", "cc", __VERSION__);
 #else
@@ -369,14 +345,25 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
         {"compiler", compiler}, {"cflags", WB_CFLAGS}, {"status", "running"},
     };
     int rc = 0;
+    double wtick = MPI_Wtick();
+    int64_t seed = (int64_t)info->seed, nr = r->nranks, nn = nnodes, base = info->baseline, unknown = -1,
+            zero = 0;
+    const struct {
+        const char *name;
+        hid_t type;
+        const void *value;
+    } nums[] = {
+        {"nranks", H5T_NATIVE_INT64, &nr}, {"nnodes", H5T_NATIVE_INT64, &nn},
+        {"wtick_s", H5T_NATIVE_DOUBLE, &wtick}, {"baseline", H5T_NATIVE_INT64, &base},
+        {"seed", H5T_NATIVE_INT64, &seed}, {"verified", H5T_NATIVE_INT64, &unknown},
+        {"points_completed", H5T_NATIVE_INT64, &zero},
+    };
+    wb_results_lock();
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-        rc = rc ? rc : wb_results_attr_str(r, "/", strs[i].name, strs[i].value);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "nranks", r->nranks);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "nnodes", nnodes);
-    rc = rc ? rc : wb_results_attr_f64(r, "/", "wtick_s", MPI_Wtick());
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "baseline", info->baseline);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "seed", (int64_t)info->seed);
-    rc = rc ? rc : wb_results_attr_i64(r, "/", "verified", -1);
+        rc = rc ? rc : attr_str(r, "/", strs[i].name, strs[i].value);
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
+        rc = rc ? rc : write_attr(r, "/", nums[i].name, nums[i].type, nums[i].value);
+    wb_results_unlock();
     return rc;
 }
 
@@ -391,9 +378,11 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     r->nranks = wb_comm_size();
     int rc = 0;
     if (r->rank == 0) {
+        wb_results_lock();
         /* HDF5's own error stack would print pages for one missing folder; we report one line. */
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-        rc = create_file(r, path, force);
+        rc = wb_results_create(r, path, force);
+        wb_results_unlock();
     }
     rc = wb_comm_agree(rc);
     int nnodes = rc ? rc : gather_hosts(r);
@@ -401,15 +390,28 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
         rc = nnodes;
     if (rc == 0)
         rc = write_root_attrs(r, info, nnodes);
-    if (rc == 0)
+    if (rc == 0 && r->rank == 0) {
+        wb_results_lock();
         rc = write_hosts(r);
+        /* Flushed before the first point, so a kill at any moment leaves a file that opens. */
+        rc = rc ? rc : wb_results_reserve(r);
+        if (rc == 0 && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+            rc = wb_results_h5fail(r, "file", "/");
+        if (rc == 0)
+            live = r;
+        wb_results_unlock();
+    }
     rc = wb_comm_agree(rc);
     if (rc == 0)
         rc = wb_comm_bcast_str(r->path, sizeof r->path);
     if (rc) {
-        if (r->file >= 0) {
+        if (r->rank == 0 && r->file >= 0) {
+            wb_results_lock();
+            live = NULL;
+            wb_results_freeze(r);
             H5Fclose(r->file);
             unlink(r->partial);
+            wb_results_unlock();
         }
         free(r->hosts);
         free(r);
@@ -421,47 +423,118 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
 
 const char *wb_results_path(const struct wb_results *r) { return r ? r->path : ""; }
 
+int wb_results_points(const struct wb_results *r) { return r ? r->flushed : 0; }
+
 int wb_results_flush(struct wb_results *r)
 {
-    if (r->rank == 0 && !r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-        r->err = wb_error_set(WB_EIO, "%s: flush failed (disk full?)", r->partial);
-    r->flushed++;
+    if (r->rank == 0) {
+        wb_results_lock();
+        int64_t points = r->flushed + 1;
+        if (!r->err)
+            write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        if (!r->err)
+            wb_results_reserve(r);
+        if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+            wb_results_h5fail(r, "file", "/");
+        if (r->err)
+            wb_results_freeze(r);
+        else
+            r->flushed++;
+        wb_results_unlock();
+    }
     return wb_comm_agree(r->err);
 }
 
-int wb_results_close(struct wb_results **rp, const char *status, int verified)
+static char kept[PATH_CAP + 16];
+
+/* Rank 0, under h5_lock: record the outcome, close, then keep, rename or remove the file. */
+static int finish(struct wb_results *r, const char *status, int verified)
+{
+    if (!r->err) {
+        int64_t v = verified, points = r->flushed;
+        attr_str(r, "/", "status", status);
+        write_attr(r, "/", "verified", H5T_NATIVE_INT64, &v);
+        write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        write_hosts(r);
+        wb_results_reserve(r);
+    }
+    if (r->err)
+        wb_results_freeze(r);
+    if (H5Fclose(r->file) < 0 && !r->err)
+        r->err = wb_error_set(WB_EIO, "%s: close failed: %s", r->partial, wb_results_why(wb_results_h5_errno()));
+    r->file = H5I_INVALID_HID;
+    live = NULL;
+    kept[0] = '\0';
+    int keep = !strcmp(status, "complete") || !strcmp(status, "invalid") || !strcmp(status, "timeout") ||
+               !strcmp(status, "interrupted");
+    if (!r->err && keep && rename(r->partial, r->path) != 0)
+        r->err = wb_error_set(WB_EIO, "cannot rename %s to %s: %s", r->partial, r->path, strerror(errno));
+    if (!r->err && keep)
+        snprintf(kept, sizeof kept, "%s", r->path);
+    else if (r->flushed > 0)
+        snprintf(kept, sizeof kept, "%s", r->partial);
+    else
+        unlink(r->partial); /* a run that failed before measuring anything leaves no file to trip over */
+    if (r->err) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", wb_error_message());
+        if (r->flushed > 0)
+            wb_error_set(r->err, "%s; the %d point%s before it are readable in %s (status left at 'running')", msg,
+                         r->flushed, r->flushed == 1 ? "" : "s", r->partial);
+        else
+            wb_error_set(r->err, "%s; no point was complete, so %s was removed", msg, r->partial);
+    }
+    return r->err;
+}
+
+const char *wb_results_kept(void) { return kept; }
+
+int wb_results_close(struct wb_results **rp, int rc)
 {
     struct wb_results *r = *rp;
     if (!r)
-        return 0;
+        return rc;
+    const char *status = rc == 0 ? "complete" : rc == WB_EVERIFY ? "invalid" : rc == WB_ETIMEOUT ? "timeout" : "failed";
+    int verified = rc == 0 ? 1 : rc == WB_EVERIFY ? 0 : -1;
+    char run_msg[1024];
+    snprintf(run_msg, sizeof run_msg, "%s", wb_error_message());
     double temp = wb_sysinfo_temp_c();
     double *temps = r->rank == 0 ? malloc((size_t)r->nranks * sizeof *temps) : NULL;
-    int rc = wb_comm_gather_f64(temp, temps);
+    int crc = wb_comm_gather_f64(temp, temps);
     if (r->rank == 0) {
+        wb_results_lock();
         for (int q = 0; temps && q < r->nranks; q++)
             r->hosts[q].temp_c_end = temps[q];
         int werr = r->err;
-        r->err = 0;
-        /* The outcome is written even after an earlier write error, so the file says it failed. */
-        wb_results_attr_str(r, "/", "status", status);
-        wb_results_attr_i64(r, "/", "verified", verified);
-        write_hosts(r);
-        if (!r->err && werr)
-            r->err = werr;
-        if (H5Fclose(r->file) < 0 && !r->err)
-            r->err = wb_error_set(WB_EIO, "%s: close failed (disk full?)", r->partial);
-        int keep = !strcmp(status, "complete") || !strcmp(status, "invalid") || !strcmp(status, "timeout");
-        if (!r->err && keep && rename(r->partial, r->path) != 0)
-            r->err = wb_error_set(WB_EIO, "cannot rename %s to %s: %s", r->partial, r->path, strerror(errno));
-        /* A run that failed before measuring anything leaves no file to trip over. */
-        if (!keep && r->flushed == 0)
-            unlink(r->partial);
-        rc = rc ? rc : r->err;
+        int frc = finish(r, status, verified);
+        wb_results_unlock();
+        /* The run's own error stays the message unless the file's trouble is what failed it. */
+        if (rc && !werr && frc == 0)
+            wb_error_set(rc, "%s", run_msg);
+        crc = crc ? crc : frc;
     }
     free(temps);
-    rc = wb_comm_agree(rc);
+    crc = wb_comm_agree(crc);
+    if (rc && crc == 0)
+        wb_error_set(rc, "%s", run_msg);
     free(r->hosts);
     free(r);
     *rp = NULL;
-    return rc;
+    return rc ? rc : crc;
+}
+
+int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap, int *points)
+{
+    if (!wb_results_lock_within(wait_s))
+        return 1;
+    struct wb_results *r = live;
+    if (!r) {
+        wb_results_unlock();
+        return 2;
+    }
+    int rc = finish(r, status, -1);
+    snprintf(path, cap, "%s", kept[0] ? kept : r->partial);
+    *points = r->flushed;
+    /* The lock stays taken: the main thread must not reach HDF5 again before the process ends. */
+    return rc ? -1 : 0;
 }

@@ -10,8 +10,21 @@
 /* Every wb_results_* call is collective: all ranks call it in the same order
  * with the same names. Rank 0 writes the file (the nodes of a Pi cluster rarely
  * share a file system); values passed on other ranks are ignored unless the
- * call says "per rank". Write errors surface on rank 0 and are agreed on all
- * ranks at wb_results_flush and wb_results_close. */
+ * call says "per rank".
+ *
+ * Error contract (the sticky error): the first write failure on rank 0 is kept,
+ * with its message naming the file, the object and the system error (e.g. "No
+ * space left on device (the disk is full)"). Every later write call is then a
+ * no-op that returns that same error, so callers may ignore the return of
+ * writes between two flushes. After the failure HDF5 writes into a scratch sink,
+ * never into the file, so the file stays as it was at its last flush. The error
+ * is agreed on all ranks only by wb_results_flush and wb_results_close: every
+ * rank gets the same code and message there, and may stop cleanly. Between
+ * flushes other ranks see 0 from write calls.
+ *
+ * A killed run leaves PATH.partial readable as of its last flush: the file is
+ * flushed with its root attributes and /hosts before the first point, metadata
+ * is written only at flushes, and freed file space is never reused. */
 struct wb_results;
 
 struct wb_run_info {
@@ -23,8 +36,10 @@ struct wb_run_info {
     const char *fftw_version; /* from the fft module, which owns fftw3.h */
 };
 
-/* Create PATH.partial (PATH is decided on rank 0; NULL = results/wulfbench-<host>-<UTC>.h5),
- * refuse an existing PATH unless force, write the root attributes and /hosts. */
+/* Create PATH.partial with O_EXCL (PATH is decided on rank 0; NULL = results/wulfbench-<host>-<UTC>.h5),
+ * refuse an existing PATH or PATH.partial unless force, and refuse a symlink or a folder at either
+ * name even with force; write the root attributes (status "running", points_completed 0) and
+ * /hosts, and flush. Every rank gets the same 0 or error. */
 int wb_results_open(struct wb_results **out, const char *path, int force, const struct wb_run_info *info);
 
 /* The final path of the file (rank 0; "" elsewhere). */
@@ -70,12 +85,30 @@ struct wb_result_input {
 int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct wb_result_input *rows,
                             size_t n);
 
-/* Flush the file to disk and agree on any write error on all ranks. */
+/* One point (fft point, transfer test, load step) is fully written: set points_completed, flush
+ * the file to disk, and agree on the sticky error on all ranks. */
 int wb_results_flush(struct wb_results *r);
 
-/* Record the outcome (status "complete", "failed" or "invalid"; verified 1, 0 or -1),
- * refresh /hosts temperatures, close, and rename PATH.partial to PATH when
- * status is "complete" or "invalid". Frees *r and sets it to NULL. */
-int wb_results_close(struct wb_results **r, const char *status, int verified);
+/* Points flushed so far (rank 0; 0 elsewhere). Local. */
+int wb_results_points(const struct wb_results *r);
+
+/* End the file with the run's rc (0 or a negative WB_E* code, agreed on all ranks). The status is
+ * "complete" (rc 0, verified 1), "invalid" (WB_EVERIFY, verified 0), "timeout" (WB_ETIMEOUT) or
+ * "failed"; /hosts temperatures are refreshed, the file closed, and PATH.partial renamed to PATH
+ * for complete, invalid and timeout. A failed run keeps PATH.partial if a point was flushed, and
+ * removes it otherwise. Returns rc if it is non-zero (its message kept, unless the sticky error
+ * caused it: then the message says what is readable where), else the close's own error, agreed.
+ * Frees *r and sets it to NULL. Collective. */
+int wb_results_close(struct wb_results **r, int rc);
+
+/* The file the last close kept (PATH, or PATH.partial for a failed run), "" if none. Rank 0. */
+const char *wb_results_kept(void);
+
+/* For the watchdog thread, never the main thread: wait up to wait_s for the main thread to leave
+ * HDF5, then write status (e.g. "timeout", "interrupted") and points_completed, close and keep the
+ * file, and never give HDF5 back (the process must end next). The kept file goes to path[cap] and
+ * the flushed points to *points. 0 done, 1 HDF5 stayed busy, 2 no file open, -1 a write failed
+ * (message set). Rank 0; calls no MPI. */
+int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap, int *points);
 
 #endif

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / "build" / "wulfbench"
+# WB_BIN: another build of the same program (make test-sanitize uses build-san/wulfbench).
+BIN = Path(os.environ.get("WB_BIN", ROOT / "build" / "wulfbench")).resolve()
 # The same program with test-only fault switches (WB_FAULT) compiled in.
 FAULTS_BIN = ROOT / "build" / "wulfbench-faults"
 
