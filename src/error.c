@@ -1,16 +1,20 @@
 #include "error.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static char last_msg[1024];
 static int last_code;
 
 int wb_error_set(int code, const char *fmt, ...)
 {
+    /* Format apart first: callers may wrap the last message in a new one (an argument that is last_msg). */
+    char msg[sizeof last_msg];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(last_msg, msg, sizeof msg);
     last_code = code;
     return code;
 }
