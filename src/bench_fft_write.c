@@ -204,6 +204,8 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
     rc = write_rates(&w, col, rc);
     write_verify(&w, v);
     print_row(&w, v, col);
+    int prc = wb_fftb_write_pipe(c, w.g, m);
+    rc = rc ? rc : prc;
     free(w.rates);
     free(col);
     return rc ? rc : wb_results_flush(c->res);
