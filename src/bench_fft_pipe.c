@@ -191,6 +191,8 @@ static int root_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const
     int64_t u0, u1, ch = c->pipe.chunk;
     int rc = c->nranks > 1 ? root_post(c, l, rq, resb->ptr, &rr) : 0;
     wb_fftb_block(l->nunits, c->nranks, c->first_compute, 0, &u0, &u1);
+    /* The root's samples are in place: its distribution is the setting up of every message. */
+    t->t_dist_s = wb_timer_now_s() - c->pipe.t0_s;
     for (int64_t k = 0; rc == 0 && k < nchunks(u0, u1, ch); k++) {
         int64_t a, b;
         chunk_units(u0, u1, ch, k, &a, &b);
@@ -221,6 +223,22 @@ static int root_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const
     return rc ? rc : src;
 }
 
+/* Worker: note the result sends [*open, posted) that have left, in order (wait: all of them). */
+static int sends_done(struct wb_fftb_ctx *c, MPI_Request *sends, const double *posted_at, int64_t posted,
+                      int64_t *open, int wait)
+{
+    while (*open < posted) {
+        int flag = 1;
+        int rc = wait ? wb_comm_check(MPI_Wait(&sends[*open], MPI_STATUS_IGNORE), "MPI_Wait for a result send")
+                      : wb_comm_check(MPI_Test(&sends[*open], &flag, MPI_STATUS_IGNORE), "MPI_Test of a result send");
+        if (rc || !flag)
+            return rc;
+        wb_fftb_pipe_event(c, *open, WB_FFTB_EV_SEND, posted_at[*open], wb_timer_now_s());
+        ++*open;
+    }
+    return 0;
+}
+
 /* A rank that gets its samples by message: every chunk's receive posted at once, each chunk transformed
  * as soon as it is in and its results sent straight away. */
 static int worker_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t u0, int64_t u1, char *inbuf,
@@ -241,6 +259,7 @@ static int worker_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int
     }
     double prev = c->pipe.t0_s;
     int crc = 0;
+    int64_t open = 0;
     for (int64_t k = 0; rc == 0 && k < n; k++) {
         int64_t a, b;
         chunk_units(u0, u1, ch, k, &a, &b);
@@ -262,11 +281,9 @@ static int worker_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int
             rc = wb_comm_check(MPI_Isend(dst, crc ? 0 : (int)wb_fftb_result_span(l, a, b), MPI_BYTE, 0,
                                          WB_FFTB_TAG_RESULT, w, &rq[n + k]),
                                "MPI_Isend of results");
+        rc = rc ? rc : sends_done(c, rq + n, posted, k + 1, &open, 0);
     }
-    for (int64_t k = 0; rc == 0 && k < n; k++) {
-        rc = wb_comm_check(MPI_Wait(&rq[n + k], MPI_STATUS_IGNORE), "MPI_Wait for a result send");
-        wb_fftb_pipe_event(c, k, WB_FFTB_EV_SEND, posted[k], wb_timer_now_s());
-    }
+    rc = rc ? rc : sends_done(c, rq + n, posted, n, &open, 1);
     free(rq);
     free(posted);
     return rc ? rc : crc;
@@ -335,8 +352,6 @@ int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
     if (rc == 0 && !in_place && !myres)
         rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes of results", (long long)m->bytes_out);
     rc = wb_comm_agree(rc);
-    /* The schedule's clock starts after the agreement, as the phased one starts after its plan. */
-    c->pipe.t0_s = wb_timer_now_s();
     if (rc == 0)
         rc = c->rank == 0        ? root_run(c, l, rq, resb, t)
              : in_place          ? mapped_run(c, l, rq, inb, resb, u0, u1, t)

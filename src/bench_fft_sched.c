@@ -169,9 +169,12 @@ static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     /* MPI_Gatherv tells the root only when it holds every result, so that is each rank's end. */
     for (int q = 0; c->rank == 0 && q < c->nranks; q++)
         c->pipe.t_held_s[q] = t3 - t0;
-    wb_fftb_pipe_event(c, 0, WB_FFTB_EV_RECV, t0, t1);
+    /* The root's samples and results stay where they are: it has only a compute event. */
+    if (c->rank != 0)
+        wb_fftb_pipe_event(c, 0, WB_FFTB_EV_RECV, t0, t1);
     wb_fftb_pipe_event(c, 0, WB_FFTB_EV_COMPUTE, t1, t2);
-    wb_fftb_pipe_event(c, 0, WB_FFTB_EV_SEND, t2, t3);
+    if (c->rank != 0)
+        wb_fftb_pipe_event(c, 0, WB_FFTB_EV_SEND, t2, t3);
     c->pipe.res = resb->ptr;
     c->pipe.res_bytes = l->res_total;
     if (!me.in_place)
