@@ -10,7 +10,7 @@ declare -A GROUP=(
   [test]="python3-pytest sox alsa-utils"
   [bench]="netpipe-openmpi hpcc"
   [browser]="chromium fonts-dejavu-core"
-  [cluster]="iproute2 util-linux procps"
+  [cluster]="iproute2 util-linux procps time"
   [slurm]="slurm-wlm munge"
 )
 

@@ -7,6 +7,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+wb_name=study
+# shellcheck source=jobs/lib.sh
+source "$here/../lib.sh"
 all_steps="sizes files transfer baseline load"
 
 usage() {
@@ -22,8 +25,13 @@ Run the standard wulfbench study across the hosts of an Open MPI hostfile:
   load      mpirun ... wulfbench load                   (not in the default)
 
 Every result file is labelled and dated:
-  RESULTS/LABEL_STAMP_STEP.h5 with --label "LABEL STEP", STAMP = UTC start
-and the commands and their output go to RESULTS/LABEL_STAMP.log.
+  RESULTS/LABEL_nN_STEP_STAMP.h5 with --label "LABEL nN STEP"
+with N the number of hosts the step ran on and STAMP the UTC start (the
+same for every file of one study); the commands and their output go to
+RESULTS/LABEL_STAMP.log. With --nodes 1,2,4,8 the cluster steps run once
+per count, on the first N hosts of the hostfile (each with its slots):
+the files share LABEL and differ in N, which is what the report joins into
+its scaling figure. The baseline step runs once (one process, n1).
 
 Before starting, it checks that the hostfile exists, that every host answers
 through the launch agent (ssh -o BatchMode=yes -o ConnectTimeout=S
@@ -39,14 +47,19 @@ Options:
   -H, --hostfile FILE   Open MPI hostfile (default: \$WB_HOSTFILE, else
                         hostfiles/pi4-4node)
   -b, --bin PATH        wulfbench binary; the same absolute path on every
-                        node (default: \$WB_BIN, else $repo/build/wulfbench)
+                        node (default: \$WB_BIN, else the build/ of this
+                        checkout, else PREFIX/bin/wulfbench when installed
+                        under PREFIX/share/wulfbench, else wulfbench on PATH)
   -r, --results DIR     where result files go (default: \$WB_RESULTS, else
                         results); created only once the checks pass
   -l, --label TEXT      label of this study (default: the hostfile's name)
   -s, --steps LIST      comma-separated steps, from: ${all_steps// /,}
                         (default: sizes,files,transfer,baseline)
   -n, --np N            ranks for the cluster steps (default: the slots of
-                        the hostfile)
+                        the hostfile); not with --nodes
+  -N, --nodes LIST      comma-separated node counts, e.g. 1,2,4,8: run the
+                        cluster steps on the first N hosts for each
+                        (default: all hosts, once)
       --agent CMD       launch agent, used for the checks and handed to
                         mpirun as plm_rsh_agent (default:
                         \$OMPI_MCA_plm_rsh_agent, else ssh)
@@ -74,6 +87,7 @@ Environment:
 Examples:
   jobs/mpirun/study.sh --hostfile hostfiles/pi4-4node --label pi4-cluster
   jobs/mpirun/study.sh -H hostfiles/ec2-example --check
+  jobs/mpirun/study.sh -H hostfiles/pi3-8node --nodes 1,2,4,8 -s files,baseline
   jobs/mpirun/study.sh -H myhosts -s transfer --transfer-opts "-m 1:1M" -- --reps 3
 EOF
 }
@@ -82,7 +96,8 @@ die() { echo "study: $*" >&2; exit 1; }
 bad_usage() { echo "study: $* (see --help)" >&2; exit 2; }
 
 hostfile=${WB_HOSTFILE:-$repo/hostfiles/pi4-4node}
-bin=${WB_BIN:-$repo/build/wulfbench}
+bin=""
+nodes_list=""
 results=${WB_RESULTS:-results}
 label=""
 steps="sizes,files,transfer,baseline"
@@ -102,6 +117,8 @@ while (($#)); do
         -H | --hostfile) need_arg "$@"; hostfile=$2; shift 2 ;;
         --hostfile=*) hostfile=${1#*=}; shift ;;
         -b | --bin) need_arg "$@"; bin=$2; shift 2 ;;
+        -N | --nodes) need_arg "$@"; nodes_list=$2; shift 2 ;;
+        --nodes=*) nodes_list=${1#*=}; shift ;;
         --bin=*) bin=${1#*=}; shift ;;
         -r | --results) need_arg "$@"; results=$2; shift 2 ;;
         --results=*) results=${1#*=}; shift ;;
@@ -138,6 +155,10 @@ for s in "${step_list[@]}"; do
     [[ " $all_steps " == *" $s "* ]] || bad_usage "unknown step '$s' (steps: ${all_steps// /,})"
 done
 [[ -z $np || $np =~ ^[1-9][0-9]*$ ]] || bad_usage "--np must be a positive number, not '$np'"
+if [[ -n $nodes_list ]]; then
+    [[ -z $np ]] || bad_usage "--np and --nodes together: give each host its slots in the hostfile instead"
+    [[ $nodes_list =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || bad_usage "--nodes must be node counts like 1,2,4,8, not '$nodes_list'"
+fi
 [[ $connect_timeout =~ ^[1-9][0-9]*$ ]] || bad_usage "--connect-timeout must be a positive number of seconds"
 [[ -n $results ]] || bad_usage "--results is empty"
 for o in "${wb_opts[@]}"; do
@@ -155,8 +176,13 @@ read -ra load_extra <<<"$load_opts"
 mapfile -t hosts < <(sed 's/#.*//' "$hostfile" | awk 'NF {print $1}' | awk '!seen[$0]++')
 ((${#hosts[@]} > 0)) || die "hostfile '$hostfile' lists no hosts"
 [[ -z $label ]] && label=$(basename "$hostfile")
-safe_label=$(printf '%s' "$label" | tr -c 'A-Za-z0-9._+-' '-')
+safe_label=$(wb_safe "$label")
+wb_counts "${#hosts[@]}" "${nodes_list:-${#hosts[@]}}"
+for n in "${counts[@]}"; do
+    ((n <= ${#hosts[@]})) || bad_usage "--nodes $n: hostfile '$hostfile' lists only ${#hosts[@]} host(s)"
+done
 
+[[ -n $bin ]] || bin=$(wb_find_bin)
 # The same path must work on every node, so it has to be absolute.
 if [[ $bin != /* ]]; then
     bin_dir=$(cd "$(dirname "$bin")" 2>/dev/null && pwd) || die "wulfbench binary '$bin' not found"
@@ -208,22 +234,38 @@ fi
 
 mpi_base=("$mpirun_cmd")
 [[ $(basename "${agent_cmd[0]}") != ssh ]] && mpi_base+=(--mca plm_rsh_agent "$agent")
+wb_root_env
 if [[ $(id -u) -eq 0 ]]; then
-    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     mpi_base+=(-x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 fi
 mpi_base+=("${mpirun_args[@]}")
-cluster=("${mpi_base[@]}" --hostfile "$hostfile")
-[[ -n $np ]] && cluster+=(-np "$np")
 
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-prefix=$results/${safe_label}_${stamp}
-log=$prefix.log
+stamp=$wb_run_stamp
+log=$results/${safe_label}_${stamp}.log
+# Hostfiles of the first N hosts, for counts below all of them; removed at exit.
+declare -A subset=()
+subsets=""
+remove_subsets() { [[ -z $subsets ]] || rm -rf "$subsets"; }
+for n in "${counts[@]}"; do
+    if ((n == ${#hosts[@]})); then
+        subset[$n]=$hostfile
+        continue
+    fi
+    [[ -n $subsets ]] || { subsets=$(mktemp -d "${TMPDIR:-/tmp}/wulfbench-study.XXXXXX"); trap remove_subsets EXIT; }
+    subset[$n]=$subsets/first-$n
+    sed 's/#.*//' "$hostfile" | awk -v n="$n" 'NF && !seen[$1]++ {print; if (++k == n) exit}' >"${subset[$n]}"
+done
 
 cmd=()
+# step_cmd STEP N: the command of STEP on the first N hosts.
 step_cmd() {
-    local step=$1 out=${prefix}_$1.h5
-    local -a common=(-o "$out" --label "$label $step" "${wb_opts[@]}")
+    local step=$1 n=$2
+    [[ $step == baseline ]] && n=1
+    local out
+    out=$(wb_results_name "$results" "$label" "$n" "$step")
+    local -a common=(-o "$out" --label "$(wb_label "$label" "$n" "$step")" "${wb_opts[@]}")
+    local -a cluster=("${mpi_base[@]}" --hostfile "${subset[$n]:-$hostfile}")
+    [[ -n $np ]] && cluster+=(-np "$np")
     case $step in
         sizes) cmd=("${cluster[@]}" "$bin" fft --sweep sizes "${common[@]}" "${fft_extra[@]}") ;;
         files) cmd=("${cluster[@]}" "$bin" fft --sweep files "${common[@]}" "${fft_extra[@]}") ;;
@@ -233,9 +275,20 @@ step_cmd() {
     esac
 }
 
+# runs: "STEP N" for each step and count; the baseline once.
+runs=()
+for s in "${step_list[@]}"; do
+    if [[ $s == baseline ]]; then
+        runs+=("$s 1")
+    else
+        for n in "${counts[@]}"; do runs+=("$s $n"); done
+    fi
+done
+
 if ((dry_run)); then
-    for s in "${step_list[@]}"; do
-        step_cmd "$s"
+    for r in "${runs[@]}"; do
+        # shellcheck disable=SC2086 # "STEP N"
+        step_cmd $r
         printf '%q ' "${cmd[@]}"
         echo
     done
@@ -249,6 +302,7 @@ if [[ ! -d $results ]]; then
 fi
 # An interrupted study keeps what finished; an empty results folder it made goes.
 cleanup() {
+    remove_subsets
     ((made_dir)) && rmdir "$results" 2>/dev/null
     return 0
 }
@@ -258,10 +312,12 @@ trap 'echo "study: interrupted" >&2; exit 130' INT TERM HUP
 failed=()
 {
     echo "# wulfbench study '$label' started $stamp on $(hostname)"
-    echo "# hostfile $hostfile: ${hosts[*]}"
+    echo "# hostfile $hostfile: ${hosts[*]}; node counts ${counts[*]}"
 } >>"$log"
-for s in "${step_list[@]}"; do
-    step_cmd "$s"
+for r in "${runs[@]}"; do
+    # shellcheck disable=SC2086 # "STEP N"
+    step_cmd $r
+    s="${r% *} n${r#* }"
     line=$(printf '%q ' "${cmd[@]}")
     echo "study: [$s] $line"
     printf '\n$ %s\n' "$line" >>"$log"
@@ -273,5 +329,5 @@ for s in "${step_list[@]}"; do
     fi
 done
 made_dir=0
-echo "study: results in $results (${safe_label}_${stamp}_*.h5), log $log"
+echo "study: results in $results (${safe_label}_n*_*_${stamp}.h5), log $log"
 ((${#failed[@]} == 0)) || die "steps failed: ${failed[*]}"

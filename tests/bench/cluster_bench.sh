@@ -1,42 +1,140 @@
 #!/usr/bin/env bash
-# Figures on the emulated Pi cluster (root): for each link profile, pingpong latency and
-# bandwidth between two nodes, and fft kB/s for 16 files of 5 s on 2, 4 and 8 nodes.
+# make bench-cluster: figures on the emulated Pi cluster (root, network namespaces, cgroups).
+#  1. per link profile: pingpong bandwidth at 2 KiB and 1 MiB between two nodes (both
+#     directions of every link shaped), against the line rate;
+#  2. on pi3 links, 2 and 4 nodes, --result spectra and peaks: fft t_total of the 16-file
+#     point over the full-duplex bound max(link out, link in) / 12.5 MB/s, for
+#     --schedule pipelined and phased side by side (and static, dynamic), medians over runs;
+#  3. a forecast run set: the 16-file point at 1, 2, 4 and 8 nodes with --cpu-share, kept
+#     under $RESULTS/bench-cluster/ for the analysis to fit on 1, 2, 4 and check on 8.
 # Usage: tests/bench/cluster_bench.sh [PROFILE...]   (default: pi3 pi3plus pi4)
+# Environment: BENCH_RUNS (runs per figure, default 3), BENCH_CPU_SHARE (default 0.25),
+#   BENCH_CPU_LIKE (a --baseline file of a real node: --cpu-like instead of the share),
+#   BENCH_QUICK=1 (one run, pi3 only, 2 nodes, forecast at 1 and 2 nodes: a smoke test),
+#   RESULTS (default results), WB_BIN, PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
-[ "$(id -u)" -eq 0 ] || { echo "cluster_bench: needs root (network namespaces); run it with sudo" >&2; exit 1; }
-profiles=("${@:-pi3 pi3plus pi4}")
-# shellcheck disable=SC2206
-profiles=(${profiles[*]})
+[ "$(id -u)" -eq 0 ] || { echo "cluster_bench: needs root (network namespaces, cgroups); run it with sudo" >&2; exit 1; }
 CL=jobs/emulate/cluster
+runs=${BENCH_RUNS:-3}
+share=${BENCH_CPU_SHARE:-0.25}
+quick=${BENCH_QUICK:-0}
+profiles=("$@")
+((${#profiles[@]})) || profiles=(pi3 pi3plus pi4)
+fft_nodes=(2 4)
+forecast_nodes=(1 2 4 8)
+if ((quick)); then
+  runs=1 profiles=(pi3) fft_nodes=(2) forecast_nodes=(1 2)
+fi
+out_dir=${RESULTS:-results}/bench-cluster
 tmp=$(mktemp -d)
 trap '$CL down >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 $CL status >/dev/null 2>&1 && { echo "cluster_bench: an emulated cluster is up; take it down first ($CL down)" >&2; exit 1; }
+mkdir -p "$out_dir"
 
-printf '%-8s %14s %16s %14s %14s %14s\n' "# link" "lat_8B[us]" "bw_1MiB[MB/s]" "fft_2n[kB/s]" "fft_4n[kB/s]" "fft_8n[kB/s]"
-for link in "${profiles[@]}"; do
-  $CL up 8 --link "$link" >/dev/null
-  $CL run --np 2 -- transfer --tests pingpong -m 8,1M -q -o "$tmp/tr-$link.h5" >/dev/null
-  for n in 2 4 8; do
-    $CL run --np "$n" -- fft --sweep files --files 16 --reps 3 -q -o "$tmp/fft-$link-$n.h5" >/dev/null
+line_rate() { case $1 in pi3) echo 12.5e6 ;; pi3plus) echo 37.5e6 ;; pi4) echo 125e6 ;; esac; }
+
+echo "# pingpong between pi1 and pi2, both directions of every link shaped (MB/s = 1e6 B/s)"
+printf '%-16s %12s %10s %12s %10s\n' "# link" "2KiB[MB/s]" "x_line" "1MiB[MB/s]" "x_line"
+for spec in "${profiles[@]}" "pi3 --mtu 500"; do
+  # shellcheck disable=SC2086 # "PROFILE [--mtu N]"
+  set -- $spec
+  [[ " ${profiles[*]} " == *" $1 "* ]] || continue
+  $CL up 2 --link "$@" >/dev/null
+  rm -f "$tmp"/pp-*.h5
+  for r in $(seq 1 "$runs"); do
+    $CL run -- transfer --tests pingpong -m 2k,1M -q -o "$tmp/pp-$r.h5" >/dev/null
   done
   $CL down >/dev/null
-  "$PYTHON" - "$link" "$tmp" <<'PY'
+  "$PYTHON" - "$spec" "$(line_rate "$1")" "$tmp" "$runs" <<'PY'
 import sys
 import h5py
 import numpy as np
 
-link, tmp = sys.argv[1], sys.argv[2]
-t = h5py.File(f"{tmp}/tr-{link}.h5")["transfer/pingpong"]
-sizes = list(t["bytes"][()])
-med = t["t_med"][()].reshape(len(sizes), -1)[:, 0]
-lat_us = med[sizes.index(8)] * 1e6
-bw = t["bandwidth_Bps"][()].reshape(len(sizes), -1)[sizes.index(1 << 20), 0] / 1e6
-kbps = []
-for n in (2, 4, 8):
-    g = h5py.File(f"{tmp}/fft-{link}-{n}.h5")["fft/p000"]
-    kbps.append(g.attrs["input_bytes"] / 1000 / np.median(g["t_total"][()]))
-print(f"{link:<8} {lat_us:14.1f} {bw:16.2f} {kbps[0]:14.0f} {kbps[1]:14.0f} {kbps[2]:14.0f}")
+spec, rate, tmp, runs = sys.argv[1], float(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+bw = {2048: [], 1 << 20: []}
+for r in range(1, runs + 1):
+    g = h5py.File(f"{tmp}/pp-{r}.h5", "r")["transfer/pingpong"]
+    sizes = list(g["bytes"][()])
+    b = np.asarray(g["bandwidth_Bps"][()]).reshape(len(sizes), -1)[:, 0]
+    for s in bw:
+        bw[s].append(b[sizes.index(s)])
+small, big = (float(np.median(bw[s])) for s in (2048, 1 << 20))
+print(f"{spec:<16} {small / 1e6:12.2f} {small / rate:10.2f} {big / 1e6:12.2f} {big / rate:10.2f}")
 PY
 done
+
+echo
+echo "# fft, 16 files of 5 s, pi3 links: t_total over the full-duplex bound max(out, in) / 12.5 MB/s"
+printf '%-6s %-8s %-10s %10s %10s %10s %12s\n' "# nodes" result schedule out_MB in_MB t_total_s "t/bound"
+$CL up 4 --link pi3 >/dev/null
+for n in "${fft_nodes[@]}"; do
+  for result in spectra peaks; do
+    # static: the one static schedule of a wulfbench older than pipelined/phased.
+    for sched in pipelined phased static dynamic; do
+      files=()
+      for r in $(seq 1 "$runs"); do
+        f=$tmp/fft-$n-$result-$sched-$r.h5
+        if $CL run --np "$n" -- fft --sweep files --files 16 --reps 3 --result "$result" \
+          --schedule "$sched" -q -o "$f" >"$tmp/fft.log" 2>&1; then
+          files+=("$f")
+        fi
+      done
+      if ((${#files[@]} == 0)); then
+        printf '%-6s %-8s %-10s %s\n' "$n" "$result" "$sched" "n/a: $(grep -m1 'wulfbench' "$tmp/fft.log" || tail -1 "$tmp/fft.log")"
+        continue
+      fi
+      "$PYTHON" - "$n" "$result" "$sched" "${files[@]}" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+n, result, sched, paths = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+rate = 12.5e6
+ratios, outs, ins, totals = [], [], [], []
+for path in paths:
+    with h5py.File(path, "r") as f:
+        g = f["fft/p000"]
+        if "link_out_bytes" in g.attrs and "link_in_bytes" in g.attrs:
+            out, inn = float(g.attrs["link_out_bytes"]), float(g.attrs["link_in_bytes"])
+        else:
+            # One rank per node, rank 0 on the head: what ranks 1.. got and sent back.
+            nranks = int(f.attrs["nranks"])
+            bi = np.asarray(g["bytes_in"][()], dtype=float).ravel()
+            bo = np.asarray(g["bytes_out"][()], dtype=float).ravel()
+            out, inn = float(bi[1:].sum()), float(bo[1:].sum())
+            if bi.size != nranks:
+                out = float(g.attrs["sent_bytes"]) * (nranks - 1) / nranks
+        t = float(np.median(g["t_total"][()]))
+        outs.append(out); ins.append(inn); totals.append(t)
+        ratios.append(t / (max(out, inn) / rate))
+print(f"{n:<6} {result:<8} {sched:<10} {np.median(outs) / 1e6:10.2f} {np.median(ins) / 1e6:10.2f} "
+      f"{np.median(totals):10.3f} {np.median(ratios):12.2f}")
+PY
+    done
+  done
+done
+$CL down >/dev/null
+
+echo
+how=(--cpu-share "$share")
+[[ -n ${BENCH_CPU_LIKE:-} ]] && how=(--cpu-like "$BENCH_CPU_LIKE")
+max_n=${forecast_nodes[-1]}
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+echo "# forecast run set: pi3 links, ${how[*]}, 16 files, nodes ${forecast_nodes[*]} -> $out_dir/forecast-pi3_nN_files_$stamp.h5"
+$CL up "$max_n" --link pi3 "${how[@]}" | grep -i 'cpu' || true
+for n in "${forecast_nodes[@]}"; do
+  f=$out_dir/forecast-pi3_n${n}_files_$stamp.h5
+  $CL run --np "$n" -- fft --sweep files --files 16 --reps 3 --label "forecast-pi3 n$n files" -q -o "$f" >/dev/null
+  "$PYTHON" - "$f" "$n" <<'PY'
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "r") as f:
+    g = f["fft"][sorted(f["fft"])[-1]]
+    print(f"{sys.argv[2]} node(s): t_total {np.median(g['t_total'][()]):.3f} s ({sys.argv[1]})")
+PY
+done
+$CL down >/dev/null

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # Debian packages this test needs (installed when missing and run as root).
-PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py"
+PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py time"
 
 usage() {
     cat <<EOF
@@ -13,13 +13,22 @@ Usage: bash tests/cluster/run.sh
 
 Bring up 3 emulated nodes with 100 Mbit/s links (cluster up 3 --link pi3),
 run 'wulfbench transfer' and a small 'wulfbench fft' across them and the
-study script (jobs/mpirun/study.sh) with small settings; check the result
-files with h5py (3 distinct hostnames in /hosts, pingpong bandwidth at
-1 MiB between 8 and 12.5 MB/s); check the bad-input cases (a second
-'up', an unreachable host, a binary missing on one node, bad arguments,
-not root); interrupt a run; tear down and verify that no namespace, veth,
-bridge or process is left. Prints "N passed, N failed" last; exits 1 if
-anything failed.
+study script (jobs/mpirun/study.sh, also with --nodes 1,3) with small
+settings; check the result files with h5py (3 distinct hostnames in
+/hosts, pingpong bandwidth at 1 MiB between 8 and 12.5 MB/s, a gather
+from 2 nodes into pi1 no faster than 2 MiB at 12.5 MB/s, so both
+directions are shaped). Then 2 nodes with --mtu 500: a 2 KiB pingpong
+within 1.10 x 12.5 MB/s; 2 nodes with --cpu-share 0.25 --mem 1G: the quota
+and limit are set, what the launch agent starts is in the node's cgroup,
+a busy loop gets at most about a quarter of a core and a baseline runs at
+about a quarter of the speed; --cpu-like with that baseline as the "real
+node". Check the bad-input cases (a second 'up', an unreachable host, a
+binary missing on one node, bad arguments, --cpu-share 0 or 1.5,
+--cpu-like without baseline points, an unwritable cgroup hierarchy, a
+foreign WB_EMULATE_STATE, not root); interrupt and kill an 'up', kill a
+run; tear down and verify that no namespace, veth, bridge, cgroup or
+process is left. Prints "N passed, N failed" last; exits 1 if anything
+failed.
 
 Needs root and these Debian packages, installed with apt-get when missing:
 $PACKAGES
@@ -99,6 +108,10 @@ nothing_left() {
     ip -o link show 2>/dev/null | grep -Eq ': wbv[0-9]+[@:]' && what+=("veths")
     ip link show wbbr0 >/dev/null 2>&1 && what+=("bridge wbbr0")
     [[ -e /run/wulfbench-emulate ]] && what+=("state folder")
+    local g
+    for g in /sys/fs/cgroup/cpu/wulfbench-emulate /sys/fs/cgroup/memory/wulfbench-emulate /sys/fs/cgroup/wulfbench-emulate; do
+        [[ -e $g ]] && what+=("cgroup $g")
+    done
     local p
     for p in "$@"; do kill -0 "$p" 2>/dev/null && what+=("process $p"); done
     if ((${#what[@]})); then
@@ -114,8 +127,22 @@ count_lines() {
     if [[ -z $1 ]]; then echo 0; else wc -l <<<"$1"; fi
 }
 
+# A result file with an fft point but no --baseline point.
+"$python" - "$tmp/nobase.h5" <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "w") as f:
+    f.attrs["baseline"] = 0
+    g = f.create_group("fft/p000")
+    g.attrs["input_bytes"] = 1000
+    g["t_total"] = np.ones(3)
+EOF
+
 # Arguments are checked before root and before anything is made.
-for args in "up 0" "up 3 --link pi5" "up" "frobnicate"; do
+for args in "up 0" "up 3 --link pi5" "up" "frobnicate" "up 2 --cpu-share 0" "up 2 --cpu-share 1.5" \
+    "up 2 --cpu-like $tmp/nobase.h5" "up 2 --mem 10" "up 2 --mtu 100"; do
     rc=0
     # shellcheck disable=SC2086 # split on purpose
     err=$("$cluster" $args 2>&1) || rc=$?
@@ -154,6 +181,54 @@ else
     "$cluster" down >/dev/null 2>&1 || true
 fi
 
+# Killed hard in the middle of 'up' (no trap runs): 'down' removes it all,
+# cgroups included.
+"$cluster" up 8 --link pi3 --cpu-share 0.5 --mem 1G >/dev/null 2>&1 &
+up_pid=$!
+sleep 0.7
+kill -KILL "$up_pid" 2>/dev/null || true
+wait "$up_pid" 2>/dev/null || true
+if out=$("$cluster" down 2>&1) && sleep 0.2 && left=$(nothing_left); then
+    pass "'cluster up 8 --cpu-share 0.5' killed at 0.7 s, then 'down': nothing left ($out)"
+else
+    fail "'cluster up 8' killed, then 'down' ($out): left ${left:-?}"
+    "$cluster" down >/dev/null 2>&1 || true
+fi
+
+# A cgroup hierarchy that cannot be written: one line, exit 2, nothing made.
+mkdir "$tmp/cg"
+mount -t tmpfs -o size=64k wbtest-cg "$tmp/cg"
+mkdir "$tmp/cg/cpu"
+touch "$tmp/cg/cpu/cpu.cfs_quota_us"
+mount -o remount,ro "$tmp/cg"
+rc=0
+err=$(WB_EMULATE_CGROUP=$tmp/cg "$cluster" up 2 --cpu-share 0.5 2>&1) || rc=$?
+umount "$tmp/cg"
+if ((rc == 2)) && [[ $(count_lines "$err") == 1 && $err == *"cannot write"* ]] && nothing_left >/dev/null; then
+    pass "read-only cgroup hierarchy: '$err'"
+else
+    fail "read-only cgroup hierarchy: exit $rc, output: $err; left: $(nothing_left)"
+fi
+
+# A state folder that 'up' did not make is never deleted.
+mkdir -p "$tmp/foreign/sub"
+echo keep >"$tmp/foreign/sub/file"
+rc=0
+err=$(WB_EMULATE_STATE=$tmp/foreign "$cluster" down 2>&1) || rc=$?
+if ((rc != 0)) && [[ $(count_lines "$err") == 1 && $err == *"$tmp/foreign"* && -f $tmp/foreign/sub/file ]]; then
+    pass "foreign WB_EMULATE_STATE refused by 'down', folder kept: '$err'"
+else
+    fail "foreign WB_EMULATE_STATE: exit $rc, output: $err, file kept: $([[ -f $tmp/foreign/sub/file ]] && echo yes || echo no)"
+fi
+rc=0
+err=$(WB_EMULATE_STATE=$tmp/foreign "$cluster" up 2 2>&1) || rc=$?
+if ((rc != 0)) && [[ $(count_lines "$err") == 1 && -f $tmp/foreign/sub/file ]] && nothing_left >/dev/null; then
+    pass "foreign WB_EMULATE_STATE refused by 'up', nothing made"
+else
+    fail "foreign WB_EMULATE_STATE given to 'up': exit $rc, output: $err"
+    "$cluster" down >/dev/null 2>&1 || true
+fi
+
 if ! out=$("$cluster" up 3 --link pi3 2>&1); then
     echo "$out" | indent
     abort "cluster up 3 --link pi3 failed"
@@ -163,8 +238,9 @@ holders=$(holder_pids)
 
 status=$("$cluster" status 2>&1 || true)
 names=$(for n in pi1 pi2 pi3; do "$cluster" exec "$n" -- hostname; done | tr '\n' ' ')
-if [[ $names == "pi1 pi2 pi3 " && $(grep -c 'tbf 100Mbit' <<<"$status") == 3 ]]; then
-    pass "each node has its own hostname and a 100 Mbit/s shaper"
+veth_shapers=$(for k in 1 2 3; do tc qdisc show dev "wbv$k"; done | grep -c 'tbf.*rate 100Mbit' || true)
+if [[ $names == "pi1 pi2 pi3 " && $(grep -c 'tbf 100Mbit' <<<"$status") == 3 && $veth_shapers == 3 ]]; then
+    pass "each node has its own hostname and a 100 Mbit/s shaper on both ends of its link"
 else
     fail "node hostnames '$names' or shapers:"
     echo "$status" | indent
@@ -187,7 +263,7 @@ fi
 
 # transfer across the 3 nodes: hosts and the shaped bandwidth.
 t_h5=$tmp/transfer.h5
-if "$cluster" run -- transfer --tests 'pingpong,bw,allreduce' -m 1:1M --label emu-transfer -o "$t_h5" \
+if "$cluster" run -- transfer --tests 'pingpong,bw,allreduce,gather' -m 1:1M --label emu-transfer -o "$t_h5" \
     >"$tmp/transfer.out" 2>&1; then
     pass "cluster run -- transfer"
 else
@@ -215,6 +291,13 @@ with h5py.File(sys.argv[1], "r") as f:
     lat = float(np.asarray(g["t_med"][0]).ravel()[0])
     print(f"hosts {' '.join(names)}; pingpong 1 MiB {bw / 1e6:.2f} MB/s, 1 B {lat * 1e6:.1f} us")
     assert 8e6 <= bw <= 12.5e6, f"pingpong bandwidth at 1 MiB {bw / 1e6:.2f} MB/s, not within 8-12.5"
+    # Both directions shaped: 2 x 1 MiB into pi1 take at least 2 MiB / 12.5 MB/s.
+    g = f["transfer/gather"]
+    i = int(np.flatnonzero(g["bytes"][:] == 1 << 20)[0])
+    t = float(np.nanmedian(np.nanmax(g["t"][i], axis=-1)))
+    bound = 2 * (1 << 20) / 12.5e6
+    print(f"gather 2 x 1 MiB into pi1 {t * 1e3:.0f} ms, line-rate bound {bound * 1e3:.0f} ms")
+    assert t >= 0.95 * bound, f"gather {t * 1e3:.0f} ms beats the line-rate bound {bound * 1e3:.0f} ms"
 EOF
     ); then
         pass "transfer.h5: $msg"
@@ -252,19 +335,20 @@ res=$tmp/study
 if "$cluster" exec pi1 -- "$study" --hostfile "$hostfile" --results "$res" --label emu3 \
     --steps transfer,sizes,baseline --fft-opts "--seconds 1 --reps 2" \
     --transfer-opts "--tests pingpong -m 1k,64k -i 5" >"$tmp/study.out" 2>&1; then
-    files=$(compgen -G "$res/emu3_*_*.h5" | wc -l)
+    files=$(compgen -G "$res/emu3_n*_*.h5" | wc -l)
     logs=$(compgen -G "$res/emu3_*.log" | wc -l)
     if [[ $files == 3 && $logs == 1 ]] && "$python" - "$res" >"$tmp/study.check" 2>&1 <<'EOF'; then
 import glob
 import sys
 import h5py
 
-for path in sorted(glob.glob(sys.argv[1] + "/emu3_*.h5")):
-    step = path.rsplit("_", 1)[1][:-3]
+for path in sorted(glob.glob(sys.argv[1] + "/emu3_n*.h5")):
+    _, n, step, _ = path.rsplit("/", 1)[1].split("_")
     with h5py.File(path, "r") as f:
         label = f.attrs["label"]
         label = label.decode() if isinstance(label, bytes) else label
-        assert label == f"emu3 {step}", f"{path}: label {label!r}"
+        assert label == f"emu3 {n} {step}", f"{path}: label {label!r}"
+        assert n == ("n1" if step == "baseline" else "n3"), f"{path}: node count {n}"
         base = int(f.attrs["baseline"])
         nodes = int(f.attrs["nnodes"])
         if step == "baseline":
@@ -281,6 +365,31 @@ EOF
 else
     fail "study.sh on the emulated cluster"
     indent <"$tmp/study.out"
+fi
+
+# --nodes: the same study on the first 1 and 3 hosts, one label stem.
+res_n=$tmp/study-nodes
+if "$cluster" exec pi1 -- "$study" --hostfile "$hostfile" --results "$res_n" --label emu-scale \
+    --nodes 1,3 --steps sizes --fft-opts "--seconds 1 --reps 2" >"$tmp/study-nodes.out" 2>&1 &&
+    msg=$("$python" - "$res_n" 2>&1 <<'EOF'
+import glob
+import sys
+import h5py
+
+seen = {}
+for path in sorted(glob.glob(sys.argv[1] + "/emu-scale_n*_sizes_*.h5")):
+    with h5py.File(path, "r") as f:
+        label = f.attrs["label"]
+        label = label.decode() if isinstance(label, bytes) else label
+        seen[int(f.attrs["nnodes"])] = label
+assert seen == {1: "emu-scale n1 sizes", 3: "emu-scale n3 sizes"}, f"files: {seen}"
+print(", ".join(f"{k} node(s): '{v}'" for k, v in sorted(seen.items())))
+EOF
+    ); then
+    pass "study.sh --nodes 1,3: $msg"
+else
+    fail "study.sh --nodes 1,3: ${msg:-}"
+    indent <"$tmp/study-nodes.out"
 fi
 
 # study.sh bad input: one line, non-zero, no results folder.
@@ -309,6 +418,8 @@ study_bad "binary missing here" 1 "not found" --hostfile "$hostfile" -b "$tmp/no
 study_bad "bad step" 2 "unknown step" --hostfile "$hostfile" -b "$bin" --steps sizes,bogus
 study_bad "unknown option" 2 "unknown argument" --hostfile "$hostfile" -b "$bin" --frobnicate
 study_bad "bad --np" 2 "--np" --hostfile "$hostfile" -b "$bin" --np -3
+study_bad "--nodes above the hosts" 2 "lists only 3" --hostfile "$hostfile" -b "$bin" --nodes 1,4
+study_bad "bad --nodes" 2 "--nodes" --hostfile "$hostfile" -b "$bin" --nodes 1,x
 nsenter --target "$pi2_pid" --mount umount "$tmp/bin" || true
 
 # A run killed hard leaves ranks behind in the nodes; 'down' must end them.
@@ -343,6 +454,121 @@ fi
 rc=0
 "$cluster" status >/dev/null 2>&1 || rc=$?
 if ((rc == 1)); then pass "status of a down cluster exits 1"; else fail "status of a down cluster exits $rc"; fi
+
+# kbps FILE: the median over points of input_bytes/1000/median(t_total).
+kbps() {
+    "$python" - "$1" <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "r") as f:
+    r = [g.attrs["input_bytes"] / 1000 / np.median(g["t_total"][()]) for g in f["fft"].values()]
+print(f"{np.median(r):.0f}")
+EOF
+}
+
+# A small MTU: a 2 KiB pingpong keeps to the line rate.
+if out=$("$cluster" up 2 --link pi3 --mtu 500 2>&1) &&
+    "$cluster" run -- transfer --tests pingpong -m 2k,1M -o "$tmp/mtu.h5" >"$tmp/mtu.out" 2>&1 &&
+    msg=$("$python" - "$tmp/mtu.h5" 2>&1 <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+g = h5py.File(sys.argv[1], "r")["transfer/pingpong"]
+sizes = list(g["bytes"][()])
+bw = np.asarray(g["bandwidth_Bps"][()]).reshape(len(sizes), -1)[:, 0]
+small, big = bw[sizes.index(2048)], bw[sizes.index(1 << 20)]
+print(f"2 KiB {small / 1e6:.2f} MB/s ({small / 12.5e6:.2f} x line rate), 1 MiB {big / 1e6:.2f} MB/s")
+assert small <= 1.10 * 12.5e6, "2 KiB pingpong above 1.10 x 12.5 MB/s"
+EOF
+    ); then
+    pass "--mtu 500: $msg"
+else
+    fail "--mtu 500: ${msg:-$out}"
+    indent <"$tmp/mtu.out"
+fi
+"$cluster" down >/dev/null 2>&1 || true
+
+# CPU and memory cgroups: set, joined by what a node runs, enforced.
+base_opts=(fft --baseline --sweep files --files 4 --reps 3 --plan estimate -q --force)
+if out=$("$cluster" up 2 --cpu-share 0.25 --mem 1G 2>&1); then
+    cg=/sys/fs/cgroup/cpu/wulfbench-emulate/pi2
+    quota=$(cat "$cg/cpu.cfs_quota_us" 2>/dev/null || echo ?)
+    period=$(cat "$cg/cpu.cfs_period_us" 2>/dev/null || echo ?)
+    memlim=$(cat /sys/fs/cgroup/memory/wulfbench-emulate/pi2/memory.limit_in_bytes 2>/dev/null || echo ?)
+    if [[ $quota == 1000 && $period == 4000 && $memlim == 1073741824 ]]; then
+        pass "pi2's cgroups: quota $quota us per $period us, memory limit $memlim"
+    else
+        fail "pi2's cgroups: quota $quota period $period memory $memlim"
+    fi
+    via_agent=$("$cluster" exec pi1 -- /run/wulfbench-emulate/agent pi2 cat /proc/self/cgroup 2>&1 | grep -E ':cpu:|:memory:' | tr '\n' ' ')
+    if [[ $via_agent == *":cpu:/wulfbench-emulate/pi2"* && $via_agent == *":memory:/wulfbench-emulate/pi2"* ]]; then
+        pass "a command started in pi2 through the launch agent is in pi2's cgroups"
+    else
+        fail "launch agent to pi2: cgroups '$via_agent'"
+    fi
+    # CPU time of a 2 s busy loop: at most a quarter of a core, whatever the load.
+    used=$("$cluster" exec pi2 -- /usr/bin/time -f '%U %S' timeout 2 sh -c 'while :; do :; done' 2>&1 | tail -1 || true)
+    if awk -v u="$used" 'BEGIN { split(u, a, " "); exit !(a[1] + a[2] <= 0.30 * 2) }'; then
+        pass "a 2 s busy loop in pi2 used $used s of CPU (user, sys): at most a quarter of a core"
+    else
+        fail "a 2 s busy loop in pi2 used '$used' s of CPU, more than 0.3 x 2 s"
+    fi
+    # Baselines alternating outside and inside a node; the CPU share the free
+    # one got tells whether this machine is idle enough to compare speeds.
+    free_r=() node_r=() free_cpu=()
+    for i in 1 2; do
+        t=$( { /usr/bin/time -f '%e %U %S' "$bin" "${base_opts[@]}" -o "$tmp/free.h5" >/dev/null; } 2>&1 | tail -1)
+        free_cpu+=("$(awk -v u="$t" 'BEGIN { split(u, a, " "); printf "%.2f", (a[2] + a[3]) / a[1] }')")
+        free_r+=("$(kbps "$tmp/free.h5")")
+        "$cluster" exec pi1 -- "$bin" "${base_opts[@]}" -o "$tmp/like.h5" >/dev/null
+        node_r+=("$(kbps "$tmp/like.h5")")
+    done
+    ratio=$(awk -v a="${node_r[*]}" -v b="${free_r[*]}" 'BEGIN { split(a, x); split(b, y); printf "%.2f", (x[1] + x[2]) / (y[1] + y[2]) }')
+    busy=$(awk -v c="${free_cpu[*]}" 'BEGIN { split(c, x); exit !(x[1] < 0.7 || x[2] < 0.7) }' && echo 1 || echo 0)
+    if awk -v r="$ratio" 'BEGIN { exit !(r >= 0.15 && r <= 0.40) }'; then
+        pass "baseline in a --cpu-share 0.25 node: ${node_r[*]} kB/s against ${free_r[*]} kB/s outside, ratio $ratio"
+    elif ((busy)); then
+        echo "SKIP: baseline speed ratio $ratio (${node_r[*]} against ${free_r[*]} kB/s): this machine is busy (the free run got ${free_cpu[*]} of a core); the CPU-time check above stands"
+    else
+        fail "baseline in a --cpu-share 0.25 node: ${node_r[*]} kB/s against ${free_r[*]} kB/s outside, ratio $ratio, not about 0.25"
+    fi
+else
+    fail "cluster up 2 --cpu-share 0.25 --mem 1G: $out"
+fi
+"$cluster" down >/dev/null 2>&1 || true
+if left=$(nothing_left); then
+    pass "after 'down' of the cgroup cluster: no cgroup, namespace or process left"
+else
+    fail "after 'down' of the cgroup cluster: $left"
+fi
+
+# --cpu-like: the quarter-core baseline stands in for a real Pi's.
+if [[ -f $tmp/like.h5 ]]; then
+    if out=$("$cluster" up 1 --cpu-like "$tmp/like.h5" 2>&1) && match=$(grep -o 'baseline [-+][0-9.]*%' <<<"$out"); then
+        pct=${match#baseline }
+        pct=${pct%\%}
+        if awk -v p="$pct" 'BEGIN { exit !(p >= -15 && p <= 15) }'; then
+            pass "--cpu-like: $(tail -n +1 <<<"$out" | grep 'each node')"
+        elif ((busy)); then
+            echo "SKIP: --cpu-like reached $match on a busy machine: $(grep 'each node' <<<"$out")"
+        else
+            fail "--cpu-like: $match, outside 15%"
+            echo "$out" | indent
+        fi
+    else
+        fail "--cpu-like: cluster up failed or printed no match"
+        echo "$out" | indent
+    fi
+    "$cluster" down >/dev/null 2>&1 || true
+fi
+if left=$(nothing_left); then
+    pass "after the last 'down': nothing left"
+else
+    fail "after the last 'down': $left"
+fi
 
 trap - EXIT
 cleanup

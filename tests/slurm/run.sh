@@ -15,7 +15,11 @@ Usage: bash tests/slurm/run.sh [--keep]
 Start munged, slurmctld and slurmd on this machine with a one-node
 configuration in a temporary folder, submit jobs/slurm/wulfbench.sbatch and
 jobs/slurm/scaling.sbatch with sbatch, wait for them (bounded) and check the
-result files with h5py (schema wulfbench/1, /hosts). If analysis/report.py
+result files with h5py (schema wulfbench/1, /hosts, the label "STEM nN SUB
+jobID" and the file name STEM_nN_SUB_STAMP_jobID.h5), that the jobs were
+exclusive with the scripts' time limit, and the WB_MODULES hook with a fake
+module system (loads logged; a module that fails to load fails the job
+with one line). If analysis/report.py
 exists, 'python3 -m analysis.report FILE' must succeed on a result. The PBS
 scripts run under a faked PBS environment (no PBS server here). Prints
 "N passed, N failed" last; exits 1 if anything failed.
@@ -299,6 +303,22 @@ run_job() {
 small_fft=(--sweep sizes --seconds 1 --reps 2 --warmup 0)
 small_transfer=(--tests 'pingpong,allreduce' -m 1:64k -i 5)
 
+# check_label FILE WANT: the file's label attribute is WANT.
+check_label() {
+    "$python" - "$1" "$2" <<'EOF'
+import sys
+import h5py
+
+with h5py.File(sys.argv[1], "r") as f:
+    label = f.attrs.get("label", b"")
+    label = label.decode() if isinstance(label, bytes) else str(label)
+assert label == sys.argv[2], f"label {label!r}, want {sys.argv[2]!r}"
+EOF
+}
+
+# job_of FILE: the job id in a result file's name (..._jobID.h5).
+job_of() { local b=${1##*_job}; echo "${b%.h5}"; }
+
 # 'info' writes no file: judge it by its exit and its log.
 if id=$(submit info -n 2 jobs/slurm/wulfbench.sbatch info); then
     res=$(wait_job "$id")
@@ -311,20 +331,106 @@ if id=$(submit info -n 2 jobs/slurm/wulfbench.sbatch info); then
 else
     fail "info: sbatch refused the job"
 fi
-run_job transfer "$results/slurm_transfer_*.h5" 2 -n 2 \
+run_job transfer "$results/slurm_n1_transfer_*_job*.h5" 2 -n 2 \
     jobs/slurm/wulfbench.sbatch transfer "${small_transfer[@]}"
-run_job fft "$results/slurm_fft_*.h5" 2 -n 2 \
+run_job fft "$results/slurm_n1_fft_*_job*.h5" 2 -n 2 \
     jobs/slurm/wulfbench.sbatch fft "${small_fft[@]}"
-WB_LABEL=lab run_job labelled "$results/lab_fft_*.h5" 1 -n 1 \
+WB_LABEL=lab run_job labelled "$results/lab_n1_fft_*_job*.h5" 1 -n 1 \
     jobs/slurm/wulfbench.sbatch fft "${small_fft[@]}"
 # The scaling sweep, limited to the one node there is (two ranks on it).
-run_job scaling "$results/scaling_fft_n1_*.h5" 2 -N 1 --ntasks-per-node=2 \
+run_job scaling "$results/scaling_n1_fft_*_job*.h5" 2 -N 1 --ntasks-per-node=2 \
     jobs/slurm/scaling.sbatch fft "${small_fft[@]}"
-WB_NODES="1 2" run_job scaling-skip "$results/scaling_transfer_n1_*.h5" 2 -N 1 --ntasks-per-node=2 \
+WB_NODES="1 2" run_job scaling-skip "$results/scaling_n1_transfer_*_job*.h5" 2 -N 1 --ntasks-per-node=2 \
     jobs/slurm/scaling.sbatch transfer "${small_transfer[@]}"
 
+# Default labels and names carry the node count and the job id.
+for spec in "slurm_n1_fft:slurm n1 fft" "lab_n1_fft:lab n1 fft" "scaling_n1_fft:scaling n1 fft" \
+    "scaling_n1_transfer:scaling n1 transfer"; do
+    f=$(first_file "$results/${spec%%:*}_*_job*.h5")
+    if [[ -n $f ]] && msg=$(check_label "$f" "${spec#*:} job$(job_of "$f")" 2>&1); then
+        pass "label of $(basename "$f"): '${spec#*:} job$(job_of "$f")'"
+    else
+        fail "label of ${spec%%:*}: ${f:-no file}: $(tail -1 <<<"${msg:-}")"
+    fi
+done
+
+# The jobs asked for their nodes exclusively and for the scripts' time limit.
+f=$(first_file "$results/slurm_n1_fft_*_job*.h5")
+sf=$(first_file "$results/scaling_n1_fft_*_job*.h5")
+if [[ -n $f && -n $sf ]]; then
+    info=$(scontrol -o show job "$(job_of "$f")" 2>/dev/null || true)
+    sinfo_=$(scontrol -o show job "$(job_of "$sf")" 2>/dev/null || true)
+    if [[ $info == *"OverSubscribe=NO"* && $info == *"TimeLimit=02:00:00"* &&
+        $sinfo_ == *"OverSubscribe=NO"* && $sinfo_ == *"TimeLimit=04:00:00"* ]]; then
+        pass "wulfbench.sbatch and scaling.sbatch jobs: exclusive (OverSubscribe=NO), time limits 02:00:00 and 04:00:00"
+    else
+        fail "exclusive/time: $(grep -o 'OverSubscribe=[A-Z:]*\|TimeLimit=[0-9:-]*' <<<"$info $sinfo_" | tr '\n' ' ')"
+    fi
+else
+    fail "exclusive/time: no result files to find the jobs by"
+fi
+
+# WB_MODULES: a fake module system records the loads.
+mkdir -p "$tmp/modules/init"
+cat >"$tmp/modules/init/bash" <<EOF
+module() {
+    echo "module \$*" >>"$tmp/modules.log"
+    [[ \$2 != bad* ]]
+}
+EOF
+if id=$(MODULESHOME=$tmp/modules WB_MODULES="openmpi,hdf5-openmpi" WB_LABEL=mod submit modules -n 1 \
+    jobs/slurm/wulfbench.sbatch fft "${small_fft[@]}"); then
+    res=$(wait_job "$id")
+    if [[ $res == "COMPLETED 0:0" ]] && grep -q "loaded modules: openmpi hdf5-openmpi" "$tmp/modules-$id.out" &&
+        [[ $(cat "$tmp/modules.log" 2>/dev/null) == $'module load openmpi\nmodule load hdf5-openmpi' ]]; then
+        pass "WB_MODULES: job $id loaded openmpi and hdf5-openmpi before running"
+    else
+        fail "WB_MODULES: job $id ended $res; loads: $(tr '\n' ' ' <"$tmp/modules.log" 2>/dev/null)"
+        show_log modules "$id"
+    fi
+else
+    fail "WB_MODULES: sbatch refused the job"
+fi
+if id=$(MODULESHOME=$tmp/modules WB_MODULES="badmod" submit badmod -n 1 jobs/slurm/scaling.sbatch fft "${small_fft[@]}"); then
+    res=$(wait_job "$id")
+    lines=$(wc -l <"$tmp/badmod-$id.out" 2>/dev/null || echo 0)
+    if [[ $res == "FAILED 1:0" && $lines == 1 ]] && grep -q "'module load badmod' failed" "$tmp/badmod-$id.out"; then
+        pass "WB_MODULES with a module that does not load: job $id failed with one line"
+    else
+        fail "WB_MODULES=badmod: job $id ended '$res' with $lines line(s)"
+        show_log badmod "$id"
+    fi
+fi
+
+# Installed with 'make install PREFIX=P' and submitted from elsewhere, with
+# no WB_BIN: the spool copy finds P/share/wulfbench/jobs/lib.sh and
+# P/bin/wulfbench through PATH.
+prefix=$tmp/prefix
+if make -C "$repo" --no-print-directory install PREFIX="$prefix" >"$tmp/install.log" 2>&1; then
+    mkdir -p "$tmp/elsewhere"
+    if id=$(cd "$tmp/elsewhere" && env -u WB_BIN -u WB_RESULTS PATH="$prefix/bin:$PATH" WB_LABEL=inst \
+        sbatch --parsable --output="$tmp/installed-%j.out" -n 1 "$prefix/share/wulfbench/jobs/slurm/wulfbench.sbatch" \
+        fft "${small_fft[@]}" 2>&1); then
+        id=${id%%;*}
+        jobs_submitted+=("$id")
+        res=$(wait_job "$id")
+        f=$(first_file "$tmp/elsewhere/results/inst_n1_fft_*_job$id.h5")
+        if [[ $res == "COMPLETED 0:0" && -n $f ]] && grep -q "$prefix/bin/wulfbench" "$tmp/installed-$id.out" &&
+            check_h5 "$f" 1 >/dev/null; then
+            pass "installed under a PREFIX, submitted from another folder: job $id ran $prefix/bin/wulfbench"
+        else
+            fail "installed wulfbench.sbatch: job $id ended $res, file '${f:-none}'"
+            show_log installed "$id"
+        fi
+    else
+        fail "installed wulfbench.sbatch: sbatch refused: $id"
+    fi
+else
+    fail "make install PREFIX=$prefix: $(tail -2 "$tmp/install.log" | tr '\n' ' ')"
+fi
+
 if srun --mpi=list 2>&1 | grep -qw pmix; then
-    WB_LAUNCHER=srun WB_LABEL=srun run_job srun-pmix "$results/srun_transfer_*.h5" 2 -n 2 \
+    WB_LAUNCHER=srun WB_LABEL=srun run_job srun-pmix "$results/srun_n1_transfer_*_job*.h5" 2 -n 2 \
         jobs/slurm/wulfbench.sbatch transfer "${small_transfer[@]}"
 else
     echo "SKIP: srun --mpi=pmix: this Slurm has no pmix plugin"
@@ -357,7 +463,7 @@ for s in jobs/slurm/wulfbench.sbatch jobs/slurm/scaling.sbatch jobs/pbs/wulfbenc
 done
 
 # The analysis report, when the analysis package is there.
-report_input=$(first_file "$results/slurm_fft_*.h5")
+report_input=$(first_file "$results/slurm_n1_fft_*.h5")
 if [[ -f $repo/analysis/report.py || -f $repo/analysis/report/__init__.py ]]; then
     if [[ -z $report_input ]]; then
         fail "analysis.report: no result file to report on"
@@ -376,14 +482,16 @@ printf '%s\n%s\n' "$(hostname)" "$(hostname)" >"$tmp/pbs_nodefile"
 pbs_env=(PBS_NODEFILE="$tmp/pbs_nodefile" PBS_O_WORKDIR="$repo" PBS_JOBID=4242.fakepbs
     PBS_ENVIRONMENT=PBS_BATCH WB_RESULTS="$results/pbs")
 if env "${pbs_env[@]}" WB_ARGS="fft ${small_fft[*]}" bash jobs/pbs/wulfbench.pbs >"$tmp/pbs1.out" 2>&1 &&
-    f=$(first_file "$results/pbs/pbs_fft_*.h5") && [[ -n $f ]] && check_h5 "$f" 2 >/dev/null; then
+    f=$(first_file "$results/pbs/pbs_n1_fft_*_job4242.h5") && [[ -n $f ]] && check_h5 "$f" 2 >/dev/null &&
+    check_label "$f" "pbs n1 fft job4242"; then
     pass "pbs: wulfbench.pbs under a faked PBS environment wrote a valid file"
 else
     fail "pbs: wulfbench.pbs under a faked PBS environment"
     sed 's/^/    | /' "$tmp/pbs1.out" | tail -10
 fi
 if env "${pbs_env[@]}" WB_PPN=2 bash jobs/pbs/scaling.pbs transfer "${small_transfer[@]}" >"$tmp/pbs2.out" 2>&1 &&
-    f=$(first_file "$results/pbs/scaling_transfer_n1_*.h5") && [[ -n $f ]] && check_h5 "$f" 2 >/dev/null; then
+    f=$(first_file "$results/pbs/scaling_n1_transfer_*_job4242.h5") && [[ -n $f ]] && check_h5 "$f" 2 >/dev/null &&
+    check_label "$f" "scaling n1 transfer job4242"; then
     pass "pbs: scaling.pbs under a faked PBS environment wrote a valid file"
 else
     fail "pbs: scaling.pbs under a faked PBS environment"
