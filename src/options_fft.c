@@ -32,8 +32,8 @@ const struct wb_optdef wb_fft_optdefs[] = {
     {"hop", 1, 0, F_HOP, "N", "samples between frame starts (default frame/2)", "frame/2"},
     {"window", 1, 0, F_WINDOW, "hann|none", "window applied before each transform (default hann)", "hann"},
     {"schedule", 1, 0, F_SCHEDULE, "pipelined|phased|dynamic",
-     "blocks sent in chunks with the phases overlapped (static is the same), blocks by MPI_Scatterv, compute, "
-     "MPI_Gatherv one after the other, or chunks on demand (default pipelined)", "pipelined"},
+     "blocks in chunks, phases overlapped (static: the same); Scatterv, compute, Gatherv in turn; or chunks on "
+     "demand (default pipelined)", "pipelined"},
     {"chunk", 1, 0, F_CHUNK, "N",
      "frames (whole mode: files) per chunk of pipelined and dynamic (default: about 2 ms of the link each, "
      "at least 4 chunks per rank)", "auto"},
