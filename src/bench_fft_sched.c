@@ -198,38 +198,45 @@ int wb_fftb_run_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, co
 /* Root-side send slots per worker: the chunks in flight and a stop. */
 #define DYN_SLOTS (DYN_INFLIGHT + 1)
 
-/* Root, dynamic schedule: one chunk's header and samples on their way to a worker. */
+/* Root, dynamic schedule: one chunk's header and samples on their way to a worker, and its results'
+ * receive, posted with them (a worker returns its chunks in the order it got them). */
 struct dyn_slot {
     int64_t hdr[2];
     MPI_Request r[2];
 };
 
-/* Root, dynamic schedule: what each worker holds and the sends still on their way. */
+/* Root, dynamic schedule: what each worker holds, the sends on their way and the result receives. */
 struct dyn_root {
     struct dyn_slot *slot;        /* [nranks * DYN_SLOTS] */
+    MPI_Request *res;             /* [nranks * DYN_SLOTS]: the result receive of each slot */
+    int *idx;                     /* [nranks * DYN_SLOTS]: MPI_Testsome's answers */
     int *sent, *inflight;         /* [nranks] */
     int64_t next;
 };
 
 /* Root: send rank q the chunk of units at d->next, or a stop (count 0) when none is left, without
- * waiting for it to arrive. */
+ * waiting for it to arrive; post the receive of its results into place. */
 static int send_chunk(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                      struct dyn_root *d, int q)
+                      char *results, struct dyn_root *d, int q)
 {
     MPI_Comm w = wb_comm_world();
-    struct dyn_slot *sl = &d->slot[q * DYN_SLOTS + d->sent[q]++ % DYN_SLOTS];
+    int i = q * DYN_SLOTS + d->sent[q]++ % DYN_SLOTS;
+    struct dyn_slot *sl = &d->slot[i];
     int rc = wb_comm_check(MPI_Waitall(2, sl->r, MPI_STATUSES_IGNORE), "MPI_Waitall for a chunk send");
-    int64_t ch = c->pipe.chunk, count = l->nunits - d->next < ch ? l->nunits - d->next : ch;
-    sl->hdr[0] = d->next;
+    int64_t ch = c->pipe.chunk, a = d->next, count = l->nunits - a < ch ? l->nunits - a : ch;
+    sl->hdr[0] = a;
     sl->hdr[1] = count;
     if (rc == 0)
         rc = wb_comm_check(MPI_Isend(sl->hdr, 2, MPI_INT64_T, q, WB_FFTB_TAG_CHUNK, w, &sl->r[0]),
                            "MPI_Isend of a chunk header");
     if (rc == 0 && count > 0) {
-        int64_t s = wb_fftb_region_start(l, d->next), e = wb_fftb_region_end(l, d->next + count);
-        rc = wb_comm_check(MPI_Isend(rq->buf + (size_t)s * c->sb, (int)((e - s) * (int64_t)c->sb), MPI_BYTE, q,
-                                     WB_FFTB_TAG_DATA, w, &sl->r[1]),
-                           "MPI_Isend of samples");
+        int64_t s = wb_fftb_region_start(l, a), e = wb_fftb_region_end(l, a + count);
+        rc = wb_comm_check(MPI_Irecv(results + l->units[a].res_off, (int)wb_fftb_result_span(l, a, a + count),
+                                     MPI_BYTE, q, WB_FFTB_TAG_RESULT, w, &d->res[i]),
+                           "MPI_Irecv of a result");
+        rc = rc ? rc : wb_comm_check(MPI_Isend(rq->buf + (size_t)s * c->sb, (int)((e - s) * (int64_t)c->sb),
+                                               MPI_BYTE, q, WB_FFTB_TAG_DATA, w, &sl->r[1]),
+                                     "MPI_Isend of samples");
         d->next += count;
         d->inflight[q]++;
     }
@@ -253,55 +260,52 @@ static int root_chunk(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     return rc;
 }
 
-/* Root: take one result in (from whichever worker sent first) and give that worker its next chunk. */
-static int take_result(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                       char *results, struct dyn_root *d, int *active)
+/* Root: take in the results that have arrived (wait: at least one) and give each sender its next
+ * chunk, or its stop once it holds nothing and nothing is left. */
+static int take_results(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                        char *results, struct dyn_root *d, int wait, int *active)
 {
-    MPI_Comm w = wb_comm_world();
-    MPI_Status st;
-    int64_t hdr[2];
-    int rc = wb_comm_check(MPI_Recv(hdr, 2, MPI_INT64_T, MPI_ANY_SOURCE, WB_FFTB_TAG_RESULT, w, &st),
-                           "MPI_Recv of a result");
-    if (rc == 0)
-        rc = wb_comm_check(MPI_Recv(results + l->units[hdr[0]].res_off,
-                                    (int)wb_fftb_result_span(l, hdr[0], hdr[0] + hdr[1]), MPI_BYTE, st.MPI_SOURCE,
-                                    WB_FFTB_TAG_DATA, w, MPI_STATUS_IGNORE),
-                           "MPI_Recv of a result");
-    if (rc)
+    int n = c->nranks * DYN_SLOTS, done = 0;
+    int rc = wait ? wb_comm_check(MPI_Waitsome(n, d->res, &done, d->idx, MPI_STATUSES_IGNORE), "MPI_Waitsome")
+                  : wb_comm_check(MPI_Testsome(n, d->res, &done, d->idx, MPI_STATUSES_IGNORE), "MPI_Testsome");
+    if (rc || done == MPI_UNDEFINED)
         return rc;
-    int q = st.MPI_SOURCE;
-    c->pipe.t_held_s[q] = wb_timer_now_s() - c->pipe.t0_s;
-    d->inflight[q]--;
-    if (d->next < l->nunits || d->inflight[q] == 0)
-        rc = send_chunk(c, l, rq, d, q);
-    *active -= d->inflight[q] == 0;
+    double now = wb_timer_now_s() - c->pipe.t0_s;
+    for (int k = 0; rc == 0 && k < done; k++) {
+        int q = d->idx[k] / DYN_SLOTS;
+        c->pipe.t_held_s[q] = now;
+        d->inflight[q]--;
+        if (d->next < l->nunits || d->inflight[q] == 0)
+            rc = send_chunk(c, l, rq, results, d, q);
+        *active -= d->inflight[q] == 0;
+    }
     return rc;
 }
 
 /* Root, dynamic schedule: every worker holds up to two chunks; each result brings its sender the next
- * chunk; the root computes chunks itself while no result is waiting. */
+ * chunk; the root computes chunks itself while no result has come in. */
 static int dynamic_root(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                         char *results, struct dyn_root *d, struct wb_fftb_timing *t, struct wb_fftb_measured *m)
 {
-    MPI_Comm w = wb_comm_world();
     int active = 0, rc = 0;
     for (int k = 0; k < DYN_INFLIGHT; k++)
         for (int q = 1; q < c->nranks && rc == 0; q++)
             if (d->next < l->nunits || (k == 0 && d->inflight[q] == 0))
-                rc = send_chunk(c, l, rq, d, q);
+                rc = send_chunk(c, l, rq, results, d, q);
     for (int q = 1; q < c->nranks; q++)
         active += d->inflight[q] > 0;
     while (rc == 0 && (active > 0 || d->next < l->nunits)) {
-        int pending = 0;
-        if (active > 0)
-            rc = wb_comm_check(MPI_Iprobe(MPI_ANY_SOURCE, WB_FFTB_TAG_RESULT, w, &pending, MPI_STATUS_IGNORE),
-                               "MPI_Iprobe");
-        if (rc == 0 && !pending && d->next < l->nunits && (c->f->root_computes || active == 0)) {
+        int before = active;
+        int64_t was = d->next;
+        rc = active > 0 ? take_results(c, l, rq, results, d, 0, &active) : 0;
+        if (rc || active != before || d->next != was)
+            continue;
+        if (d->next < l->nunits && (c->f->root_computes || active == 0)) {
             int64_t e = d->next + c->pipe.chunk < l->nunits ? d->next + c->pipe.chunk : l->nunits;
             rc = root_chunk(c, l, rq, results, d->next, e, t, m);
             d->next = e;
-        } else if (rc == 0 && active > 0) {
-            rc = take_result(c, l, rq, results, d, &active);
+        } else if (active > 0) {
+            rc = take_results(c, l, rq, results, d, 1, &active);
         }
     }
     for (int i = 0; rc == 0 && i < c->nranks * DYN_SLOTS; i++)
@@ -374,12 +378,9 @@ static int dynamic_worker(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
         m->bytes_out += span;
         m->bytes_in += (wb_fftb_region_end(l, e) - st) * (int64_t)c->sb;
         s->sent_at = t2;
-        mrc = mrc ? mrc : wb_comm_check(MPI_Isend(s->hdr, 2, MPI_INT64_T, 0, WB_FFTB_TAG_RESULT, w, &s->s[0]),
-                                        "MPI_Isend of a result");
-        mrc = mrc ? mrc : wb_comm_check(MPI_Isend(s->res, rc ? 0 : (int)span, MPI_BYTE, 0, WB_FFTB_TAG_DATA, w,
+        /* The root knows which chunk this is: results come back in the order the chunks went out. */
+        mrc = mrc ? mrc : wb_comm_check(MPI_Isend(s->res, rc ? 0 : (int)span, MPI_BYTE, 0, WB_FFTB_TAG_RESULT, w,
                                                   &s->s[1]), "MPI_Isend of a result");
-        /* The header goes out with the results; the slot's next receive waits until it has left. */
-        mrc = mrc ? mrc : wb_comm_check(MPI_Wait(&s->s[0], MPI_STATUS_IGNORE), "MPI_Wait for a result header");
         mrc = mrc ? mrc : post_chunk_recv(s, in_bytes);
     }
     /* After the stop, no message comes for the receives still posted. */
@@ -433,13 +434,16 @@ int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, c
             sl[i] = (struct dyn_wslot){{0, 0}, *inbuf + i * in_max, res + i * res_max,
                                        {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, {MPI_REQUEST_NULL, MPI_REQUEST_NULL}, 0};
     } else if (rc == 0) {
-        d.slot = malloc((size_t)c->nranks * DYN_SLOTS * sizeof *d.slot);
+        size_t n = (size_t)c->nranks * DYN_SLOTS;
+        d.slot = malloc(n * sizeof *d.slot);
+        d.res = malloc(n * sizeof *d.res);
+        d.idx = malloc(n * sizeof *d.idx);
         d.sent = calloc((size_t)c->nranks, sizeof *d.sent);
         d.inflight = calloc((size_t)c->nranks, sizeof *d.inflight);
-        if (!d.slot || !d.sent || !d.inflight)
+        if (!d.slot || !d.res || !d.idx || !d.sent || !d.inflight)
             rc = wb_error_set(WB_ENOMEM, "out of memory");
-        for (int i = 0; rc == 0 && i < c->nranks * DYN_SLOTS; i++)
-            d.slot[i].r[0] = d.slot[i].r[1] = MPI_REQUEST_NULL;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            d.slot[i].r[0] = d.slot[i].r[1] = d.res[i] = MPI_REQUEST_NULL;
     }
     rc = wb_comm_agree(rc);
     c->pipe.t0_s = wb_timer_now_s();
@@ -447,7 +451,7 @@ int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, c
         rc = c->rank == 0 ? dynamic_root(c, l, rq, results, &d, t, m) : dynamic_worker(c, l, sl, in_max, t, m);
     c->pipe.res = results;
     c->pipe.res_bytes = l->res_total;
-    free(d.slot), free(d.sent), free(d.inflight);
+    free(d.slot), free(d.res), free(d.idx), free(d.sent), free(d.inflight);
     wb_fft_free(res);
     return rc;
 }
