@@ -57,9 +57,11 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (rc == 0 && c->paired && c->rank == 0 && !(pr->alone_res = wb_fft_alloc((size_t)pr->l.res_total)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for rank 0's own results (--paired-baseline)");
     /* Plans are made before timing, once per length, and reused by every repetition. */
+    if (rc == 0)
+        rc = wb_fftb_share_plans(c, &pr->l);
     if (rc == 0) {
         int64_t u0 = 0, u1 = pr->l.nunits;
-        if (c->f->schedule == WB_SCHED_STATIC && !(c->paired && c->rank == 0))
+        if (c->f->schedule != WB_SCHED_DYNAMIC && !(c->paired && c->rank == 0))
             wb_fftb_block(pr->l.nunits, c->nranks, c->first_compute, c->rank, &u0, &u1);
         for (int64_t u = u0; rc == 0 && u < u1; u++) {
             struct wb_fft_kernel *k;
@@ -96,6 +98,9 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
         rc = wb_fftb_run_static(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
     t->t_total_s = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
     pr->m.flops = c->flops;
+    rc = wb_comm_agree(rc);
+    if (rc == 0)
+        rc = wb_fftb_sched_finish(c, t);
     return wb_comm_agree(rc);
 }
 
@@ -341,7 +346,7 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
     if (c->paired && c->nranks < 2)
         return wb_error_set(WB_EUSAGE, "--paired-baseline compares the cluster with rank 0 alone, but this run has "
                                        "1 rank; start 2 or more, or use --baseline for a one-process run");
-    if (!c->baseline && c->nranks > 1 && o->fft.local_shm && o->fft.schedule == WB_SCHED_STATIC) {
+    if (!c->baseline && c->nranks > 1 && o->fft.local_shm && o->fft.schedule != WB_SCHED_DYNAMIC) {
         c->done_flags = calloc((size_t)c->nranks, sizeof *c->done_flags);
         rc = wb_comm_agree(c->done_flags ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
         if (rc == 0)
@@ -364,6 +369,7 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
 static void teardown(struct wb_fftb_ctx *c)
 {
     wb_fftb_kernels_free(c);
+    wb_fftb_sched_free(c);
     wb_fftb_inputs_free(c);
     wb_comm_shm_group_free(&c->shm);
     free(c->done_flags);

@@ -61,6 +61,28 @@ struct wb_fftb_kernels {
     int64_t n[WB_FFTB_NKERNELS];
 };
 
+/* One event of a rank's timeline: chunk's samples arriving, its transforms, its results leaving. */
+enum { WB_FFTB_EV_RECV, WB_FFTB_EV_COMPUTE, WB_FFTB_EV_SEND };
+struct wb_fftb_event {
+    int32_t chunk;
+    int32_t phase;                /* WB_FFTB_EV_* */
+    double t_start_s, t_end_s;    /* from this repetition's start barrier, on this rank's clock */
+};
+
+/* What the schedules keep between a repetition and the next step: the chunk size, the clocks that give
+ * t_gather, the timeline of the last repetition, and the root's results for the test dump. */
+struct wb_fftb_pipe {
+    int64_t chunk;                /* units per chunk this point uses (pipelined, dynamic) */
+    double t0_s;                  /* this repetition's start, wb_timer_now_s */
+    double t_ready_s;             /* end of this rank's last transform (or of its distribution), from t0_s */
+    double *t_held_s;             /* root [nranks]: when it held rank q's last result, from t0_s */
+    struct wb_fftb_event *ev;     /* this rank's events of the last repetition */
+    int nev, ev_cap;
+    const char *res;              /* root: the results of the last repetition */
+    int64_t res_bytes;
+    char link_line[320];          /* root: the point's link line, printed under its row */
+};
+
 struct wb_fftb_ctx {
     const struct wb_options *o;
     const struct wb_fft_opts *f;
@@ -84,6 +106,7 @@ struct wb_fftb_ctx {
     double flops;                 /* transform work compute_units has done since it was last zeroed */
     const char *in_base;          /* this rank's samples in the last repetition, from offset in_base_off */
     int64_t in_base_off;
+    struct wb_fftb_pipe pipe;     /* the schedules' per-repetition state: chunk, clocks, timeline */
 };
 
 /* Seconds of one repetition on this rank. */
@@ -181,6 +204,35 @@ int wb_fftb_run_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, co
 int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                         char *results, char **inbuf, int64_t *inbuf_cap, struct wb_fftb_timing *t,
                         struct wb_fftb_measured *m);
+
+/* bench_fft_pipe.c: the pipelined schedule, the chunk size, the phase clocks, the timeline and the
+ * link figures. */
+
+/* Units per chunk of pipelined and dynamic for layout l: --chunk, or about 2 ms of the link (--link-rate,
+ * else 100 Mbit/s) with at least 4 chunks per rank. WB_EUSAGE when --chunk exceeds a rank's block. Local,
+ * the same on every rank. */
+int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk);
+/* Collective: blocks as in phased, each sent in chunks by MPI_Isend; ranks transform chunk k while
+ * later chunks arrive and send its results at once; the root takes results in while it computes. */
+int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                          const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                          int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+/* Local: start a repetition's clock and timeline. */
+int wb_fftb_pipe_start(struct wb_fftb_ctx *c);
+/* Local: note an event from absolute times a to b (wb_timer_now_s); the first events only, when many. */
+void wb_fftb_pipe_event(struct wb_fftb_ctx *c, int64_t chunk, int phase, double a, double b);
+/* Collective, after t_total is taken: t_gather of every rank, from its last transform until the root
+ * held its last result (the root tells each rank when). */
+int wb_fftb_sched_finish(struct wb_fftb_ctx *c, struct wb_fftb_timing *t);
+/* Collective: the point's chunk_frames, link_* attributes and timeline dataset under group g; rank 0
+ * prints the link use. */
+int wb_fftb_write_pipe(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m);
+/* Collective: rank 0 plans every length of l first and shares its wisdom, so every rank runs the same
+ * plan for a length (FFTW_MEASURE may choose differently per rank). */
+int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l);
+void wb_fftb_sched_free(struct wb_fftb_ctx *c);
+/* This rank's input buffer, grown to at least nbytes and kept across repetitions. Local. */
+int wb_fftb_ensure_buf(char **buf, int64_t *cap, int64_t nbytes);
 
 /* bench_fft_verify.c: checks the last repetition of a point: Parseval and round trip on every
  * computing rank (static) or the root (dynamic), the cross-check and the known tones on the root.

@@ -186,7 +186,7 @@ int wb_fftb_verify_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, 
     double p = 0, r = 0;
     int rc = 0;
     memset(v, 0, sizeof *v);
-    if (c->f->schedule == WB_SCHED_STATIC || c->baseline) {
+    if (c->f->schedule != WB_SCHED_DYNAMIC || c->baseline) {
         int64_t u0, u1;
         wb_fftb_block(l->nunits, c->nranks, c->first_compute, c->rank, &u0, &u1);
         if (u1 > u0)

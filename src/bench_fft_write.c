@@ -302,16 +302,22 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
         rc = write_counts(&w, rc);
         rc = write_rates(&w, col, rc);
         int brc = write_alone(&w, col);
-        rc = rc ? rc : brc;
+        int prc = wb_fftb_write_pipe(c, w.g, m);
+        rc = rc ? rc : brc ? brc : prc;
         write_verify(&w, v);
-        print_row(&w, v, col);
+        /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
+        int frc = wb_results_flush(c->res);
+        rc = rc ? rc : frc;
+        if (rc == 0) {
+            print_row(&w, v, col);
+            if (c->rank == 0 && c->pipe.link_line[0])
+                wb_report_printf("%s", c->pipe.link_line);
+        }
     }
     free(w.rates);
     free(w.slow);
     free(col);
-    if (rc)
-        return rc;
-    return rc ? rc : wb_results_flush(c->res);
+    return rc;
 }
 
 void wb_fftb_print_header(const struct wb_fftb_ctx *c)

@@ -12,7 +12,7 @@
 enum {
     F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
     F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_WIRE, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM,
-    F_PAIRED, F_TARGET_CI, F_MIN_REPS, F_MAX_REPS, F_POINT_BUDGET
+    F_PAIRED, F_TARGET_CI, F_MIN_REPS, F_MAX_REPS, F_POINT_BUDGET, F_LINK_RATE
 };
 
 /* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
@@ -31,8 +31,14 @@ const struct wb_optdef wb_fft_optdefs[] = {
     {"frame", 1, 0, F_FRAME, "N", "samples per STFT frame (default 4096)", "4096"},
     {"hop", 1, 0, F_HOP, "N", "samples between frame starts (default frame/2)", "frame/2"},
     {"window", 1, 0, F_WINDOW, "hann|none", "window applied before each transform (default hann)", "hann"},
-    {"schedule", 1, 0, F_SCHEDULE, "static|dynamic", "contiguous blocks by MPI_Scatterv, or chunks on demand", "static"},
-    {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)", "64"},
+    {"schedule", 1, 0, F_SCHEDULE, "pipelined|phased|dynamic",
+     "blocks in chunks, phases overlapped (static: the same); Scatterv, compute, Gatherv in turn; or chunks on "
+     "demand (default pipelined)", "pipelined"},
+    {"chunk", 1, 0, F_CHUNK, "N",
+     "frames (whole mode: files) per chunk of pipelined and dynamic (default: about 2 ms of the link each, "
+     "at least 4 chunks per rank)", "auto"},
+    {"link-rate", 1, 0, F_LINK_RATE, "BYTES/S",
+     "line rate of the head node's link, e.g. 12.5MB for 100 Mbit/s: sizes chunks, gives link_use", NULL},
     {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)", "yes"},
     {"local", 1, 0, F_LOCAL, "shm|mpi", "ranks on the head node read its buffers in shared memory, or get messages", "shm"},
     {"wire", 1, 0, F_WIRE, "auto|native", "auto: 16-bit PCM input travels as 16-bit samples; native: as float/double", "auto"},
@@ -56,7 +62,7 @@ const char wb_fft_summary[] = "the FFT distribution benchmark: read, distribute,
 
 const char *const wb_sweep_names[] = {"both", "sizes", "files", "none", NULL};
 const char *const wb_fft_mode_names[] = {"stft", "whole", NULL};
-const char *const wb_schedule_names[] = {"static", "dynamic", NULL};
+const char *const wb_schedule_names[] = {"pipelined", "phased", "dynamic", NULL};
 const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
 
 void wb_fft_opts_defaults(struct wb_fft_opts *t)
@@ -67,7 +73,7 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
     t->sample_rate_hz = 44100;
     t->frame = 4096;
     t->window = WB_FFT_HANN;
-    t->chunk = 64;
+    t->link_rate_Bps = NAN;
     t->root_computes = 1;
     t->local_shm = 1;
     t->precision = WB_FFT_SINGLE;
@@ -126,10 +132,27 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
             rc = wb_error_set(WB_EUSAGE, "--hop: 0 would never advance; give 1 to the frame size (e.g. --hop 2048)");
         return rc;
     case F_WINDOW: return wb_optparse_choice("--window", arg, wb_fft_window_names, &t->window);
-    case F_SCHEDULE: return wb_optparse_choice("--schedule", arg, wb_schedule_names, &t->schedule);
+    case F_SCHEDULE:
+        /* static was the name of the block schedule before it was pipelined; it stays an alias. */
+        if (!strcmp(arg, "static")) {
+            t->schedule = WB_SCHED_PIPELINED;
+            return 0;
+        }
+        return wb_optparse_choice("--schedule", arg, wb_schedule_names, &t->schedule);
     case F_CHUNK:
+        if (!strcmp(arg, "auto")) {
+            t->chunk = 0;
+            return 0;
+        }
+        if (strtod(arg, NULL) <= 0 && strspn(arg, "+-0123456789.") == strlen(arg))
+            return wb_error_set(WB_EUSAGE, "--chunk %s: a chunk holds at least one frame (whole mode: one file); "
+                                           "give 1 or more, or auto", arg);
         if ((rc = wb_optparse_int("--chunk", arg, 1, 1 << 20, &v)) == 0)
             t->chunk = v;
+        return rc;
+    case F_LINK_RATE:
+        if ((rc = wb_optparse_size("--link-rate", arg, 1000, INT64_MAX / 2, &v)) == 0)
+            t->link_rate_Bps = (double)v;
         return rc;
     case F_ROOT: return wb_optparse_choice("--root-computes", arg, yesno, &t->root_computes);
     case F_LOCAL: {

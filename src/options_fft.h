@@ -8,7 +8,8 @@
 
 enum wb_sweep { WB_SWEEP_BOTH, WB_SWEEP_SIZES, WB_SWEEP_FILES, WB_SWEEP_NONE };
 enum wb_fft_mode { WB_MODE_STFT, WB_MODE_WHOLE };
-enum wb_schedule { WB_SCHED_STATIC, WB_SCHED_DYNAMIC };
+/* pipelined: blocks in chunks, phases overlapped; phased: MPI_Scatterv, compute, MPI_Gatherv in turn. */
+enum wb_schedule { WB_SCHED_PIPELINED, WB_SCHED_PHASED, WB_SCHED_DYNAMIC };
 enum wb_bad_input { WB_BAD_FAIL, WB_BAD_SKIP };
 /* Names of the values above, as options and result files spell them; NULL-terminated. */
 extern const char *const wb_sweep_names[];
@@ -33,7 +34,8 @@ struct wb_fft_opts {
     int64_t hop;                /* --hop: samples between frames; 0 = frame/2 */
     int window;                 /* enum wb_fft_window */
     int schedule;               /* enum wb_schedule */
-    int64_t chunk;              /* --chunk: frames (whole mode: files) per dynamic request */
+    int64_t chunk;              /* --chunk: frames (whole mode: files) per chunk; 0 = chosen from the link */
+    double link_rate_Bps;       /* --link-rate: the head node's line rate; NaN = unknown */
     int root_computes;          /* --root-computes yes|no */
     int local_shm;              /* --local shm|mpi: ranks on the head node map its buffers, or get messages */
     int wire_native;            /* --wire native: samples travel in the transform's precision even from 16-bit PCM */

@@ -252,6 +252,27 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     return rc;
 }
 
+int wb_results_write_timeline(struct wb_results *r, const char *dset, const struct wb_result_event *rows, size_t n)
+{
+    if (r->rank != 0 || r->err)
+        return r->err;
+    static const char *const phases[] = {"recv", "compute", "send"};
+    hid_t ph = H5Tenum_create(H5T_NATIVE_UINT8);
+    for (uint8_t i = 0; i < 3; i++)
+        H5Tenum_insert(ph, phases[i], &i);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
+    H5Tinsert(t, "rank", HOFFSET(struct wb_result_event, rank), H5T_NATIVE_INT32);
+    H5Tinsert(t, "chunk", HOFFSET(struct wb_result_event, chunk), H5T_NATIVE_INT32);
+    H5Tinsert(t, "phase", HOFFSET(struct wb_result_event, phase), ph);
+    H5Tinsert(t, "t_start", HOFFSET(struct wb_result_event, t_start), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "t_end", HOFFSET(struct wb_result_event, t_end), H5T_NATIVE_DOUBLE);
+    uint64_t dims[1] = {n};
+    int rc = write_dset(r, dset, t, 1, dims, rows, "s");
+    H5Tclose(t);
+    H5Tclose(ph);
+    return rc;
+}
+
 static hid_t host_type(void)
 {
     hid_t name_t = fixed_string(sizeof ((struct wb_host *)0)->hostname);

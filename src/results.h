@@ -85,6 +85,16 @@ struct wb_result_input {
 int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct wb_result_input *rows,
                             size_t n);
 
+/* One event of an fft point's timeline (rank 0's rows): phase 0 recv, 1 compute, 2 send; times in s. */
+struct wb_result_event {
+    int32_t rank;
+    int32_t chunk;
+    uint8_t phase;
+    double t_start;
+    double t_end;
+};
+int wb_results_write_timeline(struct wb_results *r, const char *dset, const struct wb_result_event *rows, size_t n);
+
 /* One point (fft point, transfer test, load step) is fully written: set points_completed, flush
  * the file to disk, and agree on the sticky error on all ranks. */
 int wb_results_flush(struct wb_results *r);
