@@ -18,4 +18,7 @@ int wb_bench_transfer_run(const struct wb_options *o, struct wb_results *res);
 /* `wulfbench load`: concurrent clients and saturation (study rows 10-11). */
 int wb_bench_load_run(const struct wb_options *o, struct wb_results *res);
 
+/* `wulfbench dfft`: one transform spread over the ranks with FFTW-MPI. */
+int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res);
+
 #endif

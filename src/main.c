@@ -26,6 +26,7 @@ static const struct {
     {WB_CMD_FFT, wb_bench_fft_run},
     {WB_CMD_TRANSFER, wb_bench_transfer_run},
     {WB_CMD_LOAD, wb_bench_load_run},
+    {WB_CMD_DFFT, wb_bench_dfft_run},
 };
 
 /* `wulfbench info`: what this run can see. Collective. */
@@ -74,14 +75,15 @@ static int run_bench(enum wb_subcommand cmd, const struct wb_options *o, struct 
     return wb_error_set(WB_EUSAGE, "no benchmark for this subcommand");
 }
 
-/* `wulfbench suite`: compact fft, transfer and load runs into one file. Collective. */
+/* `wulfbench suite`: compact fft, transfer, load and dfft runs into one file. Collective. */
 static int run_suite(struct wb_options *o, struct wb_results *res)
 {
     wb_fft_opts_compact(&o->fft);
     wb_transfer_opts_compact(&o->transfer);
     wb_load_opts_compact(&o->load);
+    wb_dfft_opts_compact(&o->dfft);
     int rc = wb_fft_opts_validate(&o->fft), failed = 0;
-    enum wb_subcommand order[] = {WB_CMD_FFT, WB_CMD_TRANSFER, WB_CMD_LOAD};
+    enum wb_subcommand order[] = {WB_CMD_FFT, WB_CMD_TRANSFER, WB_CMD_LOAD, WB_CMD_DFFT};
     for (size_t i = 0; rc == 0 && i < sizeof order / sizeof order[0]; i++) {
         if (order[i] == WB_CMD_TRANSFER && wb_comm_size() < 2) {
             wb_report_printf("# transfer: skipped, it needs at least 2 ranks\n");

@@ -41,6 +41,7 @@ static const struct subcommand subcommands[] = {
     {"fft", WB_CMD_FFT, wb_fft_optdefs, wb_fft_summary},
     {"transfer", WB_CMD_TRANSFER, wb_transfer_optdefs, wb_transfer_summary},
     {"load", WB_CMD_LOAD, wb_load_optdefs, wb_load_summary},
+    {"dfft", WB_CMD_DFFT, wb_dfft_optdefs, wb_dfft_summary},
     {"suite", WB_CMD_SUITE, NULL, "a compact run of fft, transfer and load (what `make run` starts)"},
     {"info", WB_CMD_INFO, NULL, "what wulfbench detects: ranks, nodes, hosts, versions, timer"},
 };
@@ -363,6 +364,8 @@ static int parse_sub(int argc, char **argv, struct wb_options *o, const struct s
             rc = wb_transfer_opts_set(&o->transfer, d->id, optarg);
         } else if (sub->cmd == WB_CMD_LOAD) {
             rc = wb_load_opts_set(&o->load, d->id, optarg);
+        } else if (sub->cmd == WB_CMD_DFFT) {
+            rc = wb_dfft_opts_set(&o->dfft, d->id, optarg);
         }
     }
     if (rc == 0 && optind < sargc)
@@ -380,9 +383,10 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     wb_fft_opts_defaults(&o->fft);
     wb_transfer_opts_defaults(&o->transfer);
     wb_load_opts_defaults(&o->load);
+    wb_dfft_opts_defaults(&o->dfft);
     record_command_line(o, argc, argv);
     if (argc < 2)
-        return wb_error_set(WB_EUSAGE, "no subcommand given; use one of fft, transfer, load, suite, info "
+        return wb_error_set(WB_EUSAGE, "no subcommand given; use one of fft, transfer, load, dfft, suite, info "
                                        "(see 'wulfbench --help')");
     const char *first = argv[1];
     if (!strcmp(first, "--help") || !strcmp(first, "-h") || !strcmp(first, "help"))
@@ -394,7 +398,7 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
         if (!strcmp(first, subcommands[i].name))
             sub = &subcommands[i];
     if (!sub)
-        return wb_error_set(WB_EUSAGE, "unknown subcommand '%s'; use one of fft, transfer, load, suite, info", first);
+        return wb_error_set(WB_EUSAGE, "unknown subcommand '%s'; use one of fft, transfer, load, dfft, suite, info", first);
     o->cmd = sub->cmd;
     o->cmd_name = sub->name;
     int rc = parse_sub(argc, argv, o, sub);
@@ -410,6 +414,8 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     }
     else if (o->cmd == WB_CMD_LOAD)
         rc = wb_load_opts_validate(&o->load);
+    else if (o->cmd == WB_CMD_DFFT)
+        rc = wb_dfft_opts_validate(&o->dfft);
     return rc;
 }
 
@@ -458,4 +464,5 @@ void wb_options_free(struct wb_options *o)
     wb_fft_opts_free(&o->fft);
     wb_transfer_opts_free(&o->transfer);
     wb_load_opts_free(&o->load);
+    wb_dfft_opts_free(&o->dfft);
 }

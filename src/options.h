@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options_dfft.h"
 #include "options_fft.h"
 #include "options_load.h"
 #include "options_transfer.h"
@@ -25,7 +26,7 @@ struct wb_common_opts {
     int force;                /* --force: overwrite an existing result file */
 };
 
-enum wb_subcommand { WB_CMD_NONE, WB_CMD_FFT, WB_CMD_TRANSFER, WB_CMD_LOAD, WB_CMD_SUITE, WB_CMD_INFO };
+enum wb_subcommand { WB_CMD_NONE, WB_CMD_FFT, WB_CMD_TRANSFER, WB_CMD_LOAD, WB_CMD_SUITE, WB_CMD_INFO, WB_CMD_DFFT };
 
 struct wb_options {
     enum wb_subcommand cmd;
@@ -34,6 +35,7 @@ struct wb_options {
     struct wb_fft_opts fft;
     struct wb_transfer_opts transfer;
     struct wb_load_opts load;
+    struct wb_dfft_opts dfft;
     char command_line[4096];
 };
 
