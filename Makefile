@@ -30,6 +30,7 @@ FFTW_MPI_LIBS ?=
 else
 $(error MPI=$(MPI) is not supported; use MPI=openmpi (the default) or MPI=mpich)
 endif
+DEPS_MPI = $(if $(filter mpich,$(MPI)),mpich)
 # The test harness picks the launcher and the build directory from this.
 export WB_MPI = $(MPI)
 # Without an FFTW-MPI to link, dfft is compiled out and reports that it is missing.
@@ -84,13 +85,13 @@ $(B)/obj $(B)/faults $(B)/tests:
 	mkdir -p $@
 
 deps:            ## install the Debian packages needed to build and run (asks sudo when not root)
-	@bash jobs/install-deps.sh build analysis
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis
 
 deps-test:
-	@bash jobs/install-deps.sh build analysis test
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test
 
 deps-bench:
-	@bash jobs/install-deps.sh build analysis test bench
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test bench
 
 run: deps        ## the main job: `wulfbench suite` on every core, a one-process baseline, then the report
 	@$(MAKE) --no-print-directory all
