@@ -133,11 +133,13 @@ test-cluster: all    ## an emulated 3-node Pi cluster (network namespaces; root)
 test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
-bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC
+bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
 	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/sendrecv_ref
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
+	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
+	bash tests/bench/dfft_bench.sh
 
 $(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
