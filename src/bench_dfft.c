@@ -153,6 +153,7 @@ static int time_reps(const struct dctx *c, struct wb_fftmpi *p, const void *save
                      struct dresult *r)
 {
     int warm = c->o->common.warmup, reps = c->o->common.reps, rc = 0;
+    double start = wb_timer_now_s();
     for (int i = 0; rc == 0 && i < warm + reps; i++) {
         memcpy(wb_fftmpi_in(p), saved, (size_t)in_bytes);
         double tl, tt;
@@ -166,7 +167,7 @@ static int time_reps(const struct dctx *c, struct wb_fftmpi *p, const void *save
             r->t_local[i - warm] = tl;
             r->t_transpose[i - warm] = tt;
         }
-        wb_report_progress("dfft", (double)(i + 1) / (warm + reps), 0);
+        wb_report_progress("dfft", (double)(i + 1) / (warm + reps), wb_timer_now_s() - start);
     }
     return rc;
 }
