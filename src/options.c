@@ -42,7 +42,7 @@ static const struct subcommand subcommands[] = {
     {"transfer", WB_CMD_TRANSFER, wb_transfer_optdefs, wb_transfer_summary},
     {"load", WB_CMD_LOAD, wb_load_optdefs, wb_load_summary},
     {"dfft", WB_CMD_DFFT, wb_dfft_optdefs, wb_dfft_summary},
-    {"suite", WB_CMD_SUITE, NULL, "a compact run of fft, transfer and load (what `make run` starts)"},
+    {"suite", WB_CMD_SUITE, NULL, "a compact run of fft, transfer, load and dfft (what `make run` starts)"},
     {"info", WB_CMD_INFO, NULL, "what wulfbench detects: ranks, nodes, hosts, versions, timer"},
 };
 #define NSUB ((int)(sizeof subcommands / sizeof subcommands[0]))
