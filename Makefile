@@ -1,10 +1,10 @@
 # wulfbench: build, dependencies, run, tests, benchmarks, report, install.
 # Knobs: override on the command line or in make.local.
-CC      = mpicc
+# MPI=openmpi (default) or MPI=mpich: which MPI and parallel HDF5 to build against, into build/ or build-mpich/.
+MPI    ?= openmpi
 CFLAGS ?= -O3 -g -fno-math-errno
 LDFLAGS ?=
 PYTHON ?= /usr/bin/python3
-MPIEXEC ?= mpirun
 NP     ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 RESULTS ?= results
@@ -13,53 +13,79 @@ FUZZ_CC ?= clang
 SAN_MPI_TESTS ?= tests/mpi/test_fft.py tests/mpi/test_reliability.py
 -include make.local
 
-PKGS     = fftw3f fftw3 hdf5-openmpi
+ifeq ($(MPI),openmpi)
+CC      = mpicc
+MPIEXEC ?= mpirun
+OVERSUBSCRIBE = --oversubscribe
+B       = build
+HDF5_PKG = hdf5-openmpi
+# Debian's libfftw3-mpi is built against Open MPI.
+FFTW_MPI_LIBS ?= -lfftw3f_mpi -lfftw3_mpi
+else ifeq ($(MPI),mpich)
+CC      = mpicc.mpich
+MPIEXEC ?= mpiexec.mpich
+# Hydra runs more ranks than cores without being asked.
+OVERSUBSCRIBE =
+B       = build-mpich
+HDF5_PKG = hdf5-mpich
+# Debian has no FFTW-MPI for MPICH; dfft says so unless FFTW_MPI_LIBS points at one built for MPICH.
+FFTW_MPI_LIBS ?=
+else
+$(error MPI=$(MPI) is not supported; use MPI=openmpi (the default) or MPI=mpich)
+endif
+DEPS_MPI = $(if $(filter mpich,$(MPI)),mpich)
+# The test harness picks the launcher and the build directory from this.
+export WB_MPI = $(MPI)
+# Without an FFTW-MPI to link, dfft is compiled out and reports that it is missing.
+FFTW_MPI_DEF = $(if $(strip $(FFTW_MPI_LIBS)),,-DWB_NO_FFTW_MPI)
+
+PKGS     = fftw3f fftw3 $(HDF5_PKG)
 VERSION := $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1)
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 USER_CFLAGS := $(CFLAGS)
-override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(PKG_CFLAGS) \
+override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
-override LDLIBS += $(PKG_LIBS) -lm -lpthread
+override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 
-# Open MPI refuses to start as root unless told twice; only root needs it.
-ifeq ($(shell id -u),0)
+# Open MPI refuses to start as root unless told twice; only root needs it (MPICH's hydra does not ask).
+ifeq ($(MPI)$(shell id -u),openmpi0)
 export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 endif
 
 SRC   := $(wildcard src/*.c)
-OBJ   := $(SRC:src/%.c=build/obj/%.o)
-FOBJ  := $(SRC:src/%.c=build/faults/%.o)
-LIB   := $(filter-out build/obj/main.o,$(OBJ))
-UNITS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c))
+OBJ   := $(SRC:src/%.c=$(B)/obj/%.o)
+FOBJ  := $(SRC:src/%.c=$(B)/faults/%.o)
+LIB   := $(filter-out $(B)/obj/main.o,$(OBJ))
+UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
         test-browser test-cluster test-slurm test-reliability test-sanitize fuzz bench bench-cluster report \
         compare install uninstall clean help
 
-all: build/wulfbench
+all: $(B)/wulfbench
 
-build/wulfbench: $(OBJ)
+$(B)/wulfbench: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The same program with test-only fault switches compiled in; never installed.
-build/wulfbench-faults: $(FOBJ)
+$(B)/wulfbench-faults: $(FOBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-build/obj/%.o: src/%.c | build/obj
+$(B)/obj/%.o: src/%.c | $(B)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-build/faults/%.o: src/%.c | build/faults
+$(B)/faults/%.o: src/%.c | $(B)/faults
 	$(CC) $(CFLAGS) -DWB_TEST_FAULTS=1 -c -o $@ $<
 
-build/tests/%: tests/unit/%.c $(LIB) | build/tests
+$(B)/tests/%: tests/unit/%.c $(LIB) | $(B)/tests
 	$(CC) $(CFLAGS) -Isrc -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
-build/obj build/faults build/tests build-san/obj build-san/tests build/fuzz:
+$(B)/obj $(B)/faults $(B)/tests build-san/obj build-san/tests build/fuzz:
 	mkdir -p $@
 
 # ASan and UBSan build in build-san/ (same sources, -O1, frame pointers kept).
@@ -104,13 +130,13 @@ test-reliability: all  ## full disk on a tmpfs and a 30-kill loop per rank (root
 	bash tests/reliability/run.sh
 
 deps:            ## install the Debian packages needed to build and run (asks sudo when not root)
-	@bash jobs/install-deps.sh build analysis
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis
 
 deps-test:
-	@bash jobs/install-deps.sh build analysis test
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test
 
 deps-bench:
-	@bash jobs/install-deps.sh build analysis test bench
+	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test bench
 
 run: deps        ## the main job: a baseline, `wulfbench suite` (paired baseline inside) on every core, a baseline again, the report
 	@$(MAKE) --no-print-directory all
@@ -120,30 +146,30 @@ run: deps        ## the main job: a baseline, `wulfbench suite` (paired baseline
 	after=$(RESULTS)/baseline-after-$$host-$$stamp.h5; \
 	base="fft --baseline --seconds 1,5,30 --files 1:16"; \
 	set -x; \
-	$(MPIEXEC) -np 1 build/wulfbench $$base --label "baseline before, 1 process on $$host" -o $$before && \
-	$(MPIEXEC) -np $(NP) --oversubscribe build/wulfbench suite --label "suite, $(NP) ranks on $$host" -o $$suite && \
-	$(MPIEXEC) -np 1 build/wulfbench $$base --label "baseline after, 1 process on $$host" -o $$after && \
+	$(MPIEXEC) -np 1 $(B)/wulfbench $$base --label "baseline before, 1 process on $$host" -o $$before && \
+	$(MPIEXEC) -np $(NP) $(OVERSUBSCRIBE) $(B)/wulfbench suite --label "suite, $(NP) ranks on $$host" -o $$suite && \
+	$(MPIEXEC) -np 1 $(B)/wulfbench $$base --label "baseline after, 1 process on $$host" -o $$after && \
 	$(PYTHON) -m analysis.drift $$before $$after && \
 	$(PYTHON) -m analysis.report $$suite --baseline $$before --baseline $$after -o report
 	@echo "report: report/index.html"
 
 test: deps-test  ## unit, MPI integration and analysis tests; last line "N passed, N failed"
-	@$(MAKE) --no-print-directory all build/wulfbench-faults $(UNITS)
+	@$(MAKE) --no-print-directory all $(B)/wulfbench-faults $(UNITS)
 	@bash tests/run.sh unit mpi analysis
 
 test-unit: $(UNITS)
 	@bash tests/run.sh unit
 
-test-mpi: all build/wulfbench-faults
+test-mpi: all $(B)/wulfbench-faults
 	@bash tests/run.sh mpi
 
 test-analysis: all
 	@bash tests/run.sh analysis
 
-test-transfer: all build/wulfbench-faults
+test-transfer: all $(B)/wulfbench-faults
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/mpi/test_transfer.py
 
-test-load: all build/wulfbench-faults
+test-load: all $(B)/wulfbench-faults
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/mpi/test_load.py
 
 test-browser: all    ## the HTML report in headless Chromium
@@ -155,13 +181,15 @@ test-cluster: all    ## an emulated 3-node Pi cluster (network namespaces; root)
 test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
-bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC
-	@$(MAKE) --no-print-directory all build/tests/fft_ref build/tests/sendrecv_ref
+bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
+	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/sendrecv_ref
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
+	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
+	bash tests/bench/dfft_bench.sh
 
-build/tests/fft_ref build/tests/sendrecv_ref: build/tests/%: tests/bench/%.c | build/tests
+$(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
 
 bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
@@ -176,7 +204,7 @@ compare:             ## two runs side by side: make compare A=one.h5 B=two.h5 [O
 
 install: all         ## install the program, job scripts and analysis under PREFIX
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wulfbench
-	install -m 755 build/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench
+	install -m 755 $(B)/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench
 	cp -r jobs hostfiles analysis $(DESTDIR)$(PREFIX)/share/wulfbench/
 	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench/analysis/__pycache__
 	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
@@ -188,7 +216,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-mpich build-san
 
 help:                ## list the targets
 	@echo "make              build build/wulfbench"
@@ -206,7 +234,8 @@ help:                ## list the targets
 	@echo "make fuzz         the WAV decoder under libFuzzer for FUZZ_SECONDS (default 60)"
 	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts and analysis"
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
-	@echo "make clean        remove build/"
-	@echo "knobs: CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS, or put them in make.local"
+	@echo "make clean        remove build/ and build-mpich/"
+	@echo "make MPI=mpich ... the same against MPICH and its parallel HDF5, into build-mpich/"
+	@echo "knobs: MPI CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS, or put them in make.local"
 
 -include $(OBJ:.o=.d) $(FOBJ:.o=.d) $(SOBJ:.o=.d)

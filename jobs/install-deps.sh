@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
-# Usage: jobs/install-deps.sh GROUP...   groups: build analysis pandas test bench browser cluster slurm
-# (pandas is optional: only analysis.frames, the DataFrame reader, needs it; the tests use it)
+# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm
+# mpich: MPICH and its parallel HDF5 beside Open MPI, for make MPI=mpich; Open MPI stays the system mpicc.
+# pandas is optional: only analysis.frames, the DataFrame reader, needs it; the tests use it.
 # Run it on every node of a cluster (Raspberry Pi OS, Debian, Ubuntu); it uses sudo when not root.
 set -euo pipefail
 
 declare -A GROUP=(
-  [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libhdf5-openmpi-dev hdf5-tools"
+  [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libfftw3-mpi-dev libhdf5-openmpi-dev hdf5-tools"
+  [mpich]="mpich libmpich-dev libhdf5-mpich-dev"
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
   [pandas]="python3-pandas"
   [test]="python3-pytest python3-pandas sox alsa-utils"
@@ -49,6 +51,8 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "install-deps: installing ${missing[*]}"
+# Which MPI the system's mpicc and mpirun are before; installing MPICH must not change them.
+mpi_before="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2; exit 1; }
@@ -61,3 +65,8 @@ if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>
 fi
 $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || {
   echo "install-deps: apt-get could not install ${missing[*]}; check the network or the package names above" >&2; exit 1; }
+mpi_after="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
+if [ "$mpi_before" != "$mpi_after" ] && [[ $mpi_before == *openmpi* ]]; then
+  echo "install-deps: the system mpicc/mpirun changed from Open MPI to '$mpi_after'; to restore them:" >&2
+  echo "  $sudo update-alternatives --set mpi /usr/bin/mpicc.openmpi; $sudo update-alternatives --set mpirun /usr/bin/mpirun.openmpi" >&2
+fi

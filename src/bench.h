@@ -21,4 +21,7 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res);
 /* `wulfbench info`: what this run can see (res is NULL: info writes no file). */
 int wb_info_run(const struct wb_options *o, struct wb_results *res);
 
+/* `wulfbench dfft`: one transform spread over the ranks with FFTW-MPI. */
+int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options_dfft.h"
 #include "options_fft.h"
 #include "options_load.h"
 #include "options_transfer.h"
@@ -37,6 +38,7 @@ struct wb_options {
     struct wb_fft_opts fft;
     struct wb_transfer_opts transfer;
     struct wb_load_opts load;
+    struct wb_dfft_opts dfft;
     char command_line[4096];
 };
 

@@ -37,6 +37,12 @@ static int load_validate(struct wb_options *o) { return wb_load_opts_validate(&o
 static void load_compact(struct wb_options *o) { wb_load_opts_compact(&o->load); }
 static void load_free(struct wb_options *o) { wb_load_opts_free(&o->load); }
 
+static void dfft_defaults(struct wb_options *o) { wb_dfft_opts_defaults(&o->dfft); }
+static int dfft_set(struct wb_options *o, int id, const char *arg) { return wb_dfft_opts_set(&o->dfft, id, arg); }
+static int dfft_validate(struct wb_options *o) { return wb_dfft_opts_validate(&o->dfft); }
+static void dfft_compact(struct wb_options *o) { wb_dfft_opts_compact(&o->dfft); }
+static void dfft_free(struct wb_options *o) { wb_dfft_opts_free(&o->dfft); }
+
 /* `suite`: every entry that has a compact form, compacted and checked as its own run would be. */
 static int suite_validate(struct wb_options *o)
 {
@@ -81,7 +87,9 @@ const struct wb_subcommand wb_subcommands[] = {
      transfer_compact, transfer_free, wb_bench_transfer_run, 1, 2, "at least 2 ranks"},
     {"load", wb_load_summary, wb_load_optdefs, load_defaults, load_set, load_validate, load_compact, load_free,
      wb_bench_load_run, 1, 2, "a head and at least one worker (2 ranks)"},
-    {"suite", "a compact run of fft, transfer and load (what `make run` starts)", NULL, NULL, NULL, suite_validate,
+    {"dfft", wb_dfft_summary, wb_dfft_optdefs, dfft_defaults, dfft_set, dfft_validate, dfft_compact, dfft_free,
+     wb_bench_dfft_run, 1, 1, NULL},
+    {"suite", "a compact run of fft, transfer, load and dfft (what `make run` starts)", NULL, NULL, NULL, suite_validate,
      NULL, NULL, suite_run, 1, 0, NULL},
     {"info", "what wulfbench detects: ranks, nodes, hosts, versions, timer", NULL, NULL, NULL, NULL, NULL, NULL,
      wb_info_run, 0, 0, NULL},

@@ -4,7 +4,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-/usr/bin/python3}
-if [ "$(id -u)" -eq 0 ]; then
+# WB_MPI=mpich (make ... MPI=mpich) tests the MPICH build in build-mpich/ under mpiexec.mpich.
+export WB_MPI=${WB_MPI:-openmpi}
+case $WB_MPI in
+  openmpi) BUILD=build ;;
+  mpich) BUILD=build-mpich ;;
+  *) echo "tests/run.sh: WB_MPI=$WB_MPI; use openmpi or mpich" >&2; exit 2 ;;
+esac
+if [ "$WB_MPI" = openmpi ] && [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 passed=0 failed=0 skipped=0
@@ -29,7 +36,7 @@ for suite in "$@"; do
     unit)
       wavs=$(mktemp -d)
       bash tests/unit/make_wavs.sh "$wavs" >/dev/null
-      for t in build/tests/test_*; do
+      for t in "$BUILD"/tests/test_*; do
         case $t in *.d) continue ;; esac
         echo "== $t"
         "$t" "$wavs" >"$log" 2>&1; rc=$?
@@ -39,7 +46,7 @@ for suite in "$@"; do
       done
       rm -rf "$wavs" ;;
     mpi|analysis)
-      echo "== tests/$suite"
+      echo "== tests/$suite${WB_MPI:+ ($WB_MPI)}"
       "$PYTHON" -m pytest -q -p no:cacheprovider "tests/$suite" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
       # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
       [ "$rc" -eq 5 ] && rc=1

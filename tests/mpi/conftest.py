@@ -8,14 +8,22 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+# Which MPI the tests run under: WB_MPI=openmpi (default) or mpich, as `make test-mpi MPI=mpich` sets it.
+MPI_IMPL = os.environ.get("WB_MPI", "openmpi")
+if MPI_IMPL not in ("openmpi", "mpich"):
+    raise pytest.UsageError(f"WB_MPI={MPI_IMPL!r}: use openmpi or mpich")
+BUILD = ROOT / ("build-mpich" if MPI_IMPL == "mpich" else "build")
 # WB_BIN: another build of the same program (make test-sanitize uses build-san/wulfbench).
-BIN = Path(os.environ.get("WB_BIN", ROOT / "build" / "wulfbench")).resolve()
+BIN = Path(os.environ.get("WB_BIN", BUILD / "wulfbench")).resolve()
 # The same program with test-only fault switches (WB_FAULT) compiled in.
-FAULTS_BIN = ROOT / "build" / "wulfbench-faults"
+FAULTS_BIN = BUILD / "wulfbench-faults"
 
 
 def mpi_env() -> dict[str, str]:
     env = dict(os.environ)
+    if MPI_IMPL == "mpich":
+        # Hydra starts as root and runs more ranks than cores without being asked.
+        return env
     if os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
         env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
@@ -25,6 +33,14 @@ def mpi_env() -> dict[str, str]:
     return env
 
 
+def launcher(np_: int, env: dict[str, str] | None = None) -> list[str]:
+    """The one place that spells the launch command: np_ ranks, with env passed to every rank."""
+    env = env or {}
+    if MPI_IMPL == "mpich":
+        return ["mpiexec.mpich", "-np", str(np_), *[a for k, v in env.items() for a in ("-genv", k, v)]]
+    return ["mpirun", "-np", str(np_), "--oversubscribe", *[a for k in env for a in ("-x", k)]]
+
+
 def run_wb(np: int, *args: str, timeout: float = 120, cwd: Path | None = None,
            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run build/wulfbench ARGS on np ranks (np == 0: without mpirun, as a singleton)."""
@@ -32,7 +48,7 @@ def run_wb(np: int, *args: str, timeout: float = 120, cwd: Path | None = None,
         pytest.fail(f"{BIN} is missing: run make first")
     cmd = [str(BIN), *args]
     if np > 0:
-        cmd = ["mpirun", "-np", str(np), "--oversubscribe", *cmd]
+        cmd = [*launcher(np), *cmd]
     env = mpi_env()
     if extra_env:
         env.update(extra_env)
@@ -46,8 +62,7 @@ def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -
         pytest.skip(f"{FAULTS_BIN} is built by make test")
     full_env = mpi_env()
     full_env.update(env)
-    exports = [a for k in env for a in ("-x", k)]
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", *exports, str(FAULTS_BIN), *args]
+    cmd = [*launcher(np_, env), str(FAULTS_BIN), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
                           stdin=subprocess.DEVNULL)
 
@@ -85,5 +100,5 @@ def wb():
 
 
 def error_lines(stderr: str) -> list[str]:
-    """The lines wulfbench itself printed on stderr (not Open MPI's own chatter)."""
+    """The lines wulfbench itself printed on stderr (not the MPI launcher's own chatter)."""
     return [l for l in stderr.splitlines() if l.startswith("wulfbench")]

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Figures of `wulfbench dfft` beside HPCC's MPIFFT, the 3-D transpose share, and Open MPI beside
+# MPICH, measured in one run and printed as medians of paired ratios over interleaved rounds.
+# Timing never fails the script (it exits non-zero only when a tool is missing or a run fails).
+#
+# Apples to apples with HPCC MPIFFT: one 1-D complex double transform of N points on 2 ranks,
+# GFLOPS = 5 N log2 N / time of one forward transform. HPCC picks N from the HPL matrix it is
+# given: HPL N 4000 on a 1 x 2 grid gives MPIFFT N = 2^20, HPL N 8000 gives 2^22 (the script checks
+# MPIFFT_N). HPCC uses FFTE, not FFTW, and runs its whole suite around it (HPL takes most of the time).
+#
+# Knobs: ROUNDS (default 3), DFFT_REPS (default 5), SIZES_1D (default "1048576 4194304"),
+# SIDES_3D (default "128 256"), RANKS_3D (default "1 2 4"), MPICH=0 to skip the MPICH part.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PYTHON=${PYTHON:-/usr/bin/python3}
+ROUNDS=${ROUNDS:-3}
+DFFT_REPS=${DFFT_REPS:-5}
+SIZES_1D=${SIZES_1D:-"1048576 4194304"}
+SIDES_3D=${SIDES_3D:-"128 256"}
+RANKS_3D=${RANKS_3D:-"1 2 4"}
+MPICH=${MPICH:-1}
+if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+OMPI_RUN=(mpirun --oversubscribe)
+# MPICH's hydra starts as root and oversubscribes without being asked.
+MPICH_RUN=(mpiexec.mpich)
+BIN=build/wulfbench
+MBIN=build-mpich/wulfbench
+
+for tool in hpcc mpirun; do
+  command -v "$tool" >/dev/null || { echo "dfft_bench: $tool is missing (make deps-bench)" >&2; exit 1; }
+done
+[ -x "$BIN" ] || { echo "dfft_bench: $BIN is missing; run make first" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+run() {
+  if ! "$@" >"$work/last.log" 2>&1; then
+    echo "dfft_bench: failed: $*" >&2
+    cat "$work/last.log" >&2
+    exit 1
+  fi
+}
+
+# HPCC's input: one HPL size on a 1 x 2 grid (the rest as Debian's example file).
+hpcc_input() {
+  cat <<EOF
+HPLinpack benchmark input file
+Innovative Computing Laboratory, University of Tennessee
+HPL.out      output file name (if any)
+8            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+$1         Ns
+1            # of NBs
+80           NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+1            Ps
+2            Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+##### This line (no. 32) is ignored (it serves as a separator). ######
+0                               Number of additional problem sizes for PTRANS
+1200 10000 30000                values of N
+0                               number of additional blocking sizes for PTRANS
+40 9 8 13 13 20 16 32 64        values of NB
+EOF
+}
+
+echo "# dfft_bench on $(hostname): $ROUNDS interleaved rounds" >&2
+for n in $SIZES_1D; do
+  hpl=$("$PYTHON" -c "import sys; print(4000 * round((int(sys.argv[1]) / 2**20) ** 0.5))" "$n")
+  mkdir -p "$work/hpcc-$n"
+  hpcc_input "$hpl" >"$work/hpcc-$n/hpccinf.txt"
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "# 1-D N=$n round $round/$ROUNDS: wulfbench dfft, HPCC (HPL N $hpl)" >&2
+    run "${OMPI_RUN[@]}" -np 2 "$BIN" dfft --n "$n" --reps "$DFFT_REPS" -q -o "$work/d1-$n-$round.h5"
+    (cd "$work/hpcc-$n" && rm -f hpccoutf.txt && run "${OMPI_RUN[@]}" -np 2 hpcc && cp hpccoutf.txt "../hpcc-$n-$round.txt")
+  done
+done
+
+for side in $SIDES_3D; do
+  for np in $RANKS_3D; do
+    echo "# 3-D r2c $side^3 on $np ranks" >&2
+    run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --reps "$DFFT_REPS" -q -o "$work/d3-$side-$np.h5"
+  done
+done
+
+have_mpich=0
+if [ "$MPICH" = 1 ] && [ -x "$MBIN" ] && command -v mpiexec.mpich >/dev/null; then
+  have_mpich=1
+  for round in $(seq 1 "$ROUNDS"); do
+    echo "# MPICH vs Open MPI round $round/$ROUNDS: fft and pingpong" >&2
+    for impl in ompi mpich; do
+      if [ $impl = ompi ]; then launch=("${OMPI_RUN[@]}"); bin=$BIN; else launch=("${MPICH_RUN[@]}"); bin=$MBIN; fi
+      run "${launch[@]}" -np 2 "$bin" fft --sweep files --files 16 --reps 3 -q -o "$work/fft-$impl-$round.h5"
+      run "${launch[@]}" -np 2 "$bin" transfer --tests pingpong -m 8,1M --time-per-size 0.3 -q \
+        -o "$work/pp-$impl-$round.h5"
+    done
+  done
+elif [ "$MPICH" = 1 ]; then
+  echo "# MPICH part skipped: build it with make MPI=mpich (needs jobs/install-deps.sh mpich)" >&2
+fi
+
+"$PYTHON" - "$work" "$ROUNDS" "$SIZES_1D" "$SIDES_3D" "$RANKS_3D" "$have_mpich" <<'PY'
+"""Reads every run, takes medians over rounds and of paired ratios, prints the figures."""
+import re
+import statistics as st
+import sys
+
+import h5py
+import numpy as np
+
+work, rounds = sys.argv[1], int(sys.argv[2])
+sizes, sides, ranks = (list(map(int, a.split())) for a in sys.argv[3:6])
+have_mpich = sys.argv[6] == "1"
+
+
+def hpcc(path: str) -> dict:
+    text = open(path).read()
+    out = {}
+    for key in ("MPIFFT_N", "MPIFFT_Gflops", "MPIFFT_maxErr"):
+        m = re.search(rf"^{key}=([0-9.eE+-]+)", text, re.M)
+        if not m:
+            raise SystemExit(f"dfft_bench: {key} missing from {path}")
+        out[key] = float(m.group(1))
+    return out
+
+
+print("1. 1-D c2c double on 2 ranks: wulfbench dfft (FFTW-MPI) vs HPCC MPIFFT (FFTE), GFLOPS = 5 N log2 N / t")
+for n in sizes:
+    wb = [h5py.File(f"{work}/d1-{n}-{r}.h5")["dfft/p000"].attrs["gflops"] for r in range(1, rounds + 1)]
+    hp = [hpcc(f"{work}/hpcc-{n}-{r}.txt") for r in range(1, rounds + 1)]
+    if any(int(h["MPIFFT_N"]) != n for h in hp):
+        print(f"   note: HPCC chose MPIFFT_N = {int(hp[0]['MPIFFT_N'])}, not {n}")
+    ratios = [w / h["MPIFFT_Gflops"] for w, h in zip(wb, hp)]
+    print(f"   N = 2^{int(np.log2(n))}: dfft {st.median(wb):6.2f} [{min(wb):.2f}, {max(wb):.2f}]   "
+          f"MPIFFT {st.median(h['MPIFFT_Gflops'] for h in hp):6.2f}   "
+          f"median paired ratio {st.median(ratios):5.2f}   (goal >= 1.0)")
+
+print("2. 3-D r2c double: GFLOPS (HPCC's count: 2.5 N log2 N) and the transpose's share of t_total")
+print(f"   {'shape':>10} {'ranks':>5} {'GFLOPS':>8} {'t_total ms':>11} {'transpose':>9} {'MB/s/rank':>10}")
+for side in sides:
+    for np_ in ranks:
+        a = h5py.File(f"{work}/d3-{side}-{np_}.h5")["dfft/p000"].attrs
+        print(f"   {side:>4}^3     {np_:>5} {a['gflops']:8.2f} {a['t_total_median'] * 1e3:11.2f} "
+              f"{100 * a['transpose_share']:8.1f}% {a['transpose_Bps_min'] / 1e6:10.1f}")
+
+if have_mpich:
+    print("3. Open MPI vs MPICH on 2 ranks (same source, make MPI=mpich): medians of paired ratios")
+
+    def kbps(path):
+        g = h5py.File(path)["fft/p000"]
+        return g.attrs["input_bytes"] / 1000 / np.median(g["t_total"][()])
+
+    def pingpong(path):
+        g = h5py.File(path)["transfer/pingpong"]
+        return dict(zip(map(int, g["bytes"][()]), np.atleast_1d(g["t_med"][()]).ravel()))
+
+    rows = [("fft kB/s (16 files of 5 s)", lambda r, i: kbps(f"{work}/fft-{i}-{r}.h5"), "kB/s", 1)]
+    for size, label in ((8, "pingpong 8 B one-way"), (1 << 20, "pingpong 1 MiB one-way")):
+        rows.append((label, lambda r, i, s=size: pingpong(f"{work}/pp-{i}-{r}.h5")[s], "us", 1e6))
+    for label, get, unit, scale in rows:
+        o = [get(r, "ompi") for r in range(1, rounds + 1)]
+        m = [get(r, "mpich") for r in range(1, rounds + 1)]
+        print(f"   {label:28s} Open MPI {st.median(o) * scale:12.2f} {unit}   MPICH {st.median(m) * scale:12.2f} {unit}"
+              f"   MPICH/Open MPI {st.median(b / a for a, b in zip(o, m)):5.2f}")
+PY
