@@ -35,9 +35,9 @@ UNITS := $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_*.c)
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-slurm bench bench-cluster report install uninstall clean help
+        test-browser test-cluster test-slurm test-install bench bench-cluster report install uninstall clean help
 
-all: build/wulfbench
+all: build/wulfbench build/wulfbench.1 build/wulfbench.bash
 
 build/wulfbench: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -122,18 +122,39 @@ bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each
 report:              ## turn $(RESULTS)/*.h5 into report/index.html, figures, CSV
 	$(PYTHON) -m analysis.report $(RESULTS) -o report
 
-install: all         ## install the program, job scripts and analysis under PREFIX
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wulfbench
-	install -m 755 build/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench
-	cp -r jobs hostfiles analysis $(DESTDIR)$(PREFIX)/share/wulfbench/
-	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench/analysis/__pycache__
-	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
-	    '$(PREFIX)/share/wulfbench' '$(PYTHON)' > $(DESTDIR)$(PREFIX)/bin/wulfbench-report
-	chmod 755 $(DESTDIR)$(PREFIX)/bin/wulfbench-report
+# Where install puts things; uninstall removes exactly these files and wulfbench's own folders.
+BINDIR  = $(PREFIX)/bin
+DATADIR = $(PREFIX)/share/wulfbench
+DOCDIR  = $(PREFIX)/share/doc/wulfbench
+MANDIR  = $(PREFIX)/share/man/man1
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+DOCS    = README.md docs/schema.md $(wildcard docs/cluster.md)
 
-uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench-report
-	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench
+# Made by the program from its option tables, so they list what --help lists.
+build/wulfbench.1: build/wulfbench
+	build/wulfbench --man > $@
+build/wulfbench.bash: build/wulfbench
+	build/wulfbench --bash-completion > $@
+
+install: all build/wulfbench.1 build/wulfbench.bash  ## program, report command, job scripts, analysis, man page, completion, docs under PREFIX
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
+	install -m 755 build/wulfbench $(DESTDIR)$(BINDIR)/wulfbench
+	cp -r jobs hostfiles analysis $(DESTDIR)$(DATADIR)/
+	rm -rf $(DESTDIR)$(DATADIR)/analysis/__pycache__
+	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nWB_PROG=wulfbench-report PYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
+	    '$(DATADIR)' '$(PYTHON)' > $(DESTDIR)$(BINDIR)/wulfbench-report
+	chmod 755 $(DESTDIR)$(BINDIR)/wulfbench-report
+	install -m 644 build/wulfbench.1 $(DESTDIR)$(MANDIR)/wulfbench.1
+	install -m 644 build/wulfbench.bash $(DESTDIR)$(COMPDIR)/wulfbench
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:           ## remove what install put under PREFIX (standard folders such as bin/ stay)
+	rm -f $(DESTDIR)$(BINDIR)/wulfbench $(DESTDIR)$(BINDIR)/wulfbench-report
+	rm -f $(DESTDIR)$(MANDIR)/wulfbench.1 $(DESTDIR)$(COMPDIR)/wulfbench
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+
+test-install: all    ## install into a temporary PREFIX (and a DESTDIR), run each installed command, uninstall
+	bash tests/install/run.sh
 
 clean:
 	rm -rf build
@@ -149,7 +170,9 @@ help:                ## list the targets
 	@echo "make test-browser the report in headless Chromium"
 	@echo "make test-cluster an emulated 3-node Pi cluster (root)"
 	@echo "make test-slurm   a real one-node Slurm (root)"
-	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts and analysis"
+	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts, analysis, man page,"
+	@echo "                  bash completion and docs (DESTDIR for packaging); make uninstall removes them"
+	@echo "make test-install install into a temporary PREFIX and run each installed command"
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/"
 	@echo "knobs: CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS, or put them in make.local"

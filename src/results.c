@@ -421,6 +421,10 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
 
 const char *wb_results_path(const struct wb_results *r) { return r ? r->path : ""; }
 
+#define WB_STR_(x) #x
+#define WB_STR(x) WB_STR_(x)
+const char *wb_results_hdf5_version(void) { return WB_STR(H5_VERS_MAJOR) "." WB_STR(H5_VERS_MINOR) "." WB_STR(H5_VERS_RELEASE); }
+
 int wb_results_flush(struct wb_results *r)
 {
     if (r->rank == 0 && !r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)

@@ -73,6 +73,9 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
 /* Flush the file to disk and agree on any write error on all ranks. */
 int wb_results_flush(struct wb_results *r);
 
+/* The HDF5 library this was built with, from its header, e.g. "1.10.8". Local. */
+const char *wb_results_hdf5_version(void);
+
 /* Record the outcome (status "complete", "failed" or "invalid"; verified 1, 0 or -1),
  * refresh /hosts temperatures, close, and rename PATH.partial to PATH when
  * status is "complete" or "invalid". Frees *r and sets it to NULL. */
