@@ -19,7 +19,7 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 USER_CFLAGS := $(CFLAGS)
 override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(PKG_CFLAGS) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
-override LDLIBS += $(PKG_LIBS) -lm
+override LDLIBS += $(PKG_LIBS) -lm -lpthread
 
 # Open MPI refuses to start as root unless told twice; only root needs it.
 ifeq ($(shell id -u),0)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, model, plots, tables
+from . import SCHEMA, derive, health, model, plots, tables
 from .derive import PointStats
 from .load import InputError, Run, find_result_files, name_runs, open_run
 from .tables import Table
@@ -254,6 +254,8 @@ def build(args: argparse.Namespace, runs: list[Run], baseline: Run | None,
                                + ", ".join(unstable) + ".")
         for problem in run.problems:
             rep.notices.append(f"{tag}: {_e(problem)}")
+        for line in health.point_warnings(run.path):
+            rep.notices.append(f"{tag}: WARNING {_e(line)}")
         missing = [g for g in ("fft", "transfer", "load") if g not in run.groups]
         if missing:
             sub = run.attrs.get("subcommand")

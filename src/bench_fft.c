@@ -12,6 +12,7 @@
 #include "error.h"
 #include "fft.h"
 #include "fft_wisdom.h"
+#include "health.h"
 #include "options.h"
 #include "report.h"
 #include "timer.h"
@@ -114,6 +115,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
 {
     struct point_run pr = {0};
     int reps = c->o->common.reps, warm = c->o->common.warmup, done = 0;
+    struct wb_health *health = NULL;
+    wb_health_begin(&health);
     pr.tm = calloc((size_t)reps, sizeof *pr.tm);
     int rc = prepare_point(c, p, &pr);
     for (int i = 0; rc == 0 && i < warm + reps; i++) {
@@ -142,6 +145,10 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
             wb_report_warn("point %d: a timed phase lasts under 100 timer ticks (%.3g s); its times are coarse", id,
                            shortest);
     }
+    char group[32];
+    snprintf(group, sizeof group, "/fft/p%03d", id);
+    int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
+    rc = rc ? rc : hrc;
     int timed_out = pr.timed_out;
     point_free(&pr);
     if (rc == 0 && timed_out)

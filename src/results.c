@@ -276,6 +276,25 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     return rc;
 }
 
+int wb_results_write_health(struct wb_results *r, const char *dset, const struct wb_result_health *rows, size_t n)
+{
+    if (r->rank != 0 || r->err)
+        return r->err;
+    hid_t name_t = fixed_string(sizeof rows->hostname);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
+    H5Tinsert(t, "node", HOFFSET(struct wb_result_health, node), H5T_NATIVE_INT32);
+    H5Tinsert(t, "hostname", HOFFSET(struct wb_result_health, hostname), name_t);
+    H5Tinsert(t, "temp_c_max", HOFFSET(struct wb_result_health, temp_c_max), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "throttled", HOFFSET(struct wb_result_health, throttled), H5T_NATIVE_INT32);
+    H5Tinsert(t, "cpu_mhz_min", HOFFSET(struct wb_result_health, cpu_mhz_min), H5T_NATIVE_DOUBLE);
+    uint64_t dims[1] = {n};
+    int rc = write_dset(r, dset, t, 1, dims, rows,
+                        "temp_c_max degC, throttled 1 yes 0 no -1 unknown, cpu_mhz_min MHz");
+    H5Tclose(t);
+    H5Tclose(name_t);
+    return rc;
+}
+
 static hid_t host_type(void)
 {
     hid_t name_t = fixed_string(sizeof ((struct wb_host *)0)->hostname);

@@ -70,6 +70,18 @@ struct wb_result_input {
 int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct wb_result_input *rows,
                             size_t n);
 
+/* One row of GROUP/health/nodes: a node's readings over one point. */
+struct wb_result_health {
+    int32_t node;
+    char hostname[64];
+    double temp_c_max;   /* NaN unknown */
+    int32_t throttled;   /* 1, 0, -1 unknown */
+    double cpu_mhz_min;  /* NaN unknown */
+};
+
+/* A health table of n nodes (rows are read on rank 0 only). */
+int wb_results_write_health(struct wb_results *r, const char *dset, const struct wb_result_health *rows, size_t n);
+
 /* Flush the file to disk and agree on any write error on all ranks. */
 int wb_results_flush(struct wb_results *r);
 
