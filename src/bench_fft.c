@@ -134,6 +134,11 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     struct wb_fftb_verdict v = {0};
     if (rc == 0 && done > 0)
         rc = wb_fftb_verify_point(c, &pr.l, &pr.rq, pr.resb.ptr, &v);
+    /* Before the point's write, whose flush makes it complete in the file; rc is agreed here. */
+    char group[32];
+    snprintf(group, sizeof group, "/fft/p%03d", id);
+    int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
+    rc = rc ? rc : hrc;
     if (rc == 0 && done > 0) {
         pr.m.reps = done;
         pr.m.tm = pr.tm;
@@ -145,10 +150,6 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
             wb_report_warn("point %d: a timed phase lasts under 100 timer ticks (%.3g s); its times are coarse", id,
                            shortest);
     }
-    char group[32];
-    snprintf(group, sizeof group, "/fft/p%03d", id);
-    int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
-    rc = rc ? rc : hrc;
     int timed_out = pr.timed_out;
     point_free(&pr);
     if (rc == 0 && timed_out)

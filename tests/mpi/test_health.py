@@ -112,7 +112,7 @@ def test_sampler_sees_heat_and_throttling_during_a_point(tmp_path):
     wave_end: list[float] = []
     t = threading.Thread(target=heat_wave)
     t.start()
-    r = run_faults(2, "fft", "--sweep", "sizes", "--seconds", "30", "--reps", "150", "--warmup", "0",
+    r = run_faults(2, "fft", "--sweep", "sizes", "--seconds", "60", "--reps", "400", "--warmup", "0",
                    "--plan", "estimate", "-q", "-o", str(h5), env={"WB_SYSFS_ROOT": str(root)}, timeout=120)
     run_end = time.monotonic()
     t.join()
