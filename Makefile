@@ -153,7 +153,8 @@ uninstall:           ## remove what install put under PREFIX (standard folders s
 	rm -f $(DESTDIR)$(MANDIR)/wulfbench.1 $(DESTDIR)$(COMPDIR)/wulfbench
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
-test-install: all    ## install into a temporary PREFIX (and a DESTDIR), run each installed command, uninstall
+test-install: deps-test  ## install into a temporary PREFIX (and a DESTDIR), run each installed command, uninstall
+	@$(MAKE) --no-print-directory all
 	bash tests/install/run.sh
 
 clean:

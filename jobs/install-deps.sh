@@ -7,7 +7,7 @@ set -euo pipefail
 declare -A GROUP=(
   [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libhdf5-openmpi-dev hdf5-tools"
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
-  [test]="python3-pytest sox alsa-utils"
+  [test]="python3-pytest sox alsa-utils man-db"
   [bench]="netpipe-openmpi hpcc"
   [browser]="chromium fonts-dejavu-core"
   [cluster]="iproute2 util-linux procps"
