@@ -64,10 +64,10 @@ UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
 .PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-slurm test-reliability test-sanitize fuzz bench bench-cluster report \
-        compare install uninstall clean help
+        test-browser test-cluster test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster \
+        report compare install uninstall clean help
 
-all: $(B)/wulfbench
+all: $(B)/wulfbench $(B)/wulfbench.1 $(B)/wulfbench.bash
 
 $(B)/wulfbench: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -202,18 +202,40 @@ compare:             ## two runs side by side: make compare A=one.h5 B=two.h5 [O
 	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: give two result files: make compare A=results/one.h5 B=results/two.h5" >&2; exit 2; }
 	$(PYTHON) -m analysis.compare "$(A)" "$(B)" -o "$(or $(OUT),compare)"
 
-install: all         ## install the program, job scripts and analysis under PREFIX
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/wulfbench
-	install -m 755 $(B)/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench
-	cp -r jobs hostfiles analysis $(DESTDIR)$(PREFIX)/share/wulfbench/
-	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench/analysis/__pycache__
-	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
-	    '$(PREFIX)/share/wulfbench' '$(PYTHON)' > $(DESTDIR)$(PREFIX)/bin/wulfbench-report
-	chmod 755 $(DESTDIR)$(PREFIX)/bin/wulfbench-report
+# Where install puts things; uninstall removes exactly these files and wulfbench's own folders.
+BINDIR  = $(PREFIX)/bin
+DATADIR = $(PREFIX)/share/wulfbench
+DOCDIR  = $(PREFIX)/share/doc/wulfbench
+MANDIR  = $(PREFIX)/share/man/man1
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+DOCS    = README.md docs/schema.md $(wildcard docs/cluster.md)
 
-uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/wulfbench $(DESTDIR)$(PREFIX)/bin/wulfbench-report
-	rm -rf $(DESTDIR)$(PREFIX)/share/wulfbench
+# Made by the program from its option tables, so they list what --help lists.
+$(B)/wulfbench.1: $(B)/wulfbench
+	$(B)/wulfbench --man > $@
+$(B)/wulfbench.bash: $(B)/wulfbench
+	$(B)/wulfbench --bash-completion > $@
+
+install: all  ## program, report command, job scripts, analysis, man page, completion, docs under PREFIX
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
+	install -m 755 $(B)/wulfbench $(DESTDIR)$(BINDIR)/wulfbench
+	cp -r jobs hostfiles analysis $(DESTDIR)$(DATADIR)/
+	rm -rf $(DESTDIR)$(DATADIR)/analysis/__pycache__
+	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nWB_PROG=wulfbench-report PYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
+	    '$(DATADIR)' '$(PYTHON)' > $(DESTDIR)$(BINDIR)/wulfbench-report
+	chmod 755 $(DESTDIR)$(BINDIR)/wulfbench-report
+	install -m 644 $(B)/wulfbench.1 $(DESTDIR)$(MANDIR)/wulfbench.1
+	install -m 644 $(B)/wulfbench.bash $(DESTDIR)$(COMPDIR)/wulfbench
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+
+uninstall:           ## remove what install put under PREFIX (standard folders such as bin/ stay)
+	rm -f $(DESTDIR)$(BINDIR)/wulfbench $(DESTDIR)$(BINDIR)/wulfbench-report
+	rm -f $(DESTDIR)$(MANDIR)/wulfbench.1 $(DESTDIR)$(COMPDIR)/wulfbench
+	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+
+test-install: deps-test  ## install into a temporary PREFIX (and a DESTDIR), run each installed command, uninstall
+	@$(MAKE) --no-print-directory all
+	bash tests/install/run.sh
 
 clean:
 	rm -rf build build-mpich build-san
@@ -232,7 +254,9 @@ help:                ## list the targets
 	@echo "make test-reliability  a full disk (tmpfs) and SIGKILL at random moments (root)"
 	@echo "make test-sanitize  unit and some MPI tests under ASan+UBSan (build-san/)"
 	@echo "make fuzz         the WAV decoder under libFuzzer for FUZZ_SECONDS (default 60)"
-	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts and analysis"
+	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts, analysis, man page,"
+	@echo "                  bash completion and docs (DESTDIR for packaging); make uninstall removes them"
+	@echo "make test-install install into a temporary PREFIX and run each installed command"
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/ and build-mpich/"
 	@echo "make MPI=mpich ... the same against MPICH and its parallel HDF5, into build-mpich/"

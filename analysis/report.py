@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, load_next, model, plots, scaling, stats, tables
+from . import SCHEMA, derive, health, load_next, model, plots, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
@@ -376,6 +376,8 @@ def _run_notices(rep: Report, ctx: Context, run: Run) -> None:
     if auto:
         rep.warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
+    for line in health.point_warnings(run.path):
+        rep.warnings.append(f"{tag}: {line}")
     hot = ctx.throttled(run)
     if hot:
         rep.warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "fft.h"
 #include "fft_wisdom.h"
+#include "health.h"
 #include "options.h"
 #include "report.h"
 #include "rng.h"
@@ -234,6 +235,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     pr.m.info.ci_halfwidth_rel = pr.m.info.alone_match = NAN;
     pr.tm = calloc((size_t)pr.cap, sizeof *pr.tm);
     pr.alone = paired && c->rank == 0 ? calloc((size_t)pr.cap, sizeof *pr.alone) : NULL;
+    struct wb_health *health = NULL;
+    wb_health_begin(&health);
     int rc = prepare_point(c, p, &pr);
     if (rc == 0 && paired && c->rank == 0 && !pr.alone)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
@@ -260,6 +263,11 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     struct wb_fftb_verdict v = {0};
     if (rc == 0 && done > 0)
         rc = wb_fftb_verify_point(c, &pr.l, &pr.rq, pr.resb.ptr, &v);
+    /* Before the point's write, whose flush makes it complete in the file; rc is agreed here. */
+    char group[32];
+    snprintf(group, sizeof group, "/fft/p%03d", id);
+    int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
+    rc = rc ? rc : hrc;
     if (rc == 0 && done > 0) {
         check_alone(c, &pr, &v);
         rc = wb_comm_bcast(&v.passed, sizeof v.passed, 0);

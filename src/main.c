@@ -108,6 +108,9 @@ int main(int argc, char **argv)
 {
     struct wb_options o;
     int mpi_up = 0;
+    /* The build makes the man page and the completion script with these; they need no MPI. */
+    if (argc == 2 && wb_options_print_generated(argv[1]) == 0)
+        return 0;
     int rc = prolog(&argc, &argv, &o, &mpi_up);
     if (rc == 0)
         rc = run(&o);

@@ -18,13 +18,16 @@ enum common_id {
 };
 
 static const struct wb_optdef common_defs[] = {
-    {"output", 1, 'o', C_OUT, "FILE.h5", "result file (default results/wulfbench-<host>-<UTC>.h5)", NULL},
-    {"label", 1, 0, C_LABEL, "TEXT", "a label stored in the file and shown in reports", NULL},
-    {"reps", 1, 0, C_REPS, "N|auto", "repetitions per point (fft auto: until stable; transfer: as -i; load: unused)", "5"},
-    {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point (default 1)", "1"},
-    {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders (default 1)", "1"},
-    {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "stop after this long and keep what was measured (default none)", NULL},
-    {"stall-timeout", 1, 0, C_STALL, "SECONDS", "end the run cleanly when no rank makes progress this long (0 = never)",
+    {"output", 1, 'o', C_OUT, "FILE.h5", "result file; FILE.h5.partial until the run ends", "results/wulfbench-<host>-<UTC>.h5"},
+    {"label", 1, 0, C_LABEL, "TEXT", "a label stored in the file and shown in reports", "empty"},
+    {"reps", 1, 0, C_REPS, "N|auto",
+     "recorded repetitions per point, 1 to 1000000; fft auto: until the median is stable (transfer: as -i N; "
+     "load: unused)", "5"},
+    {"warmup", 1, 'x', C_WARMUP, "N", "unrecorded warm-up repetitions per point, 0 to 1000000", "1"},
+    {"seed", 1, 0, C_SEED, "N", "seed of synthetic audio and random orders, 0 or more", "1"},
+    {"timeout", 1, 0, C_TIMEOUT, "SECONDS", "a hard deadline: stop after this long and keep what was measured; 0.001 to 1e7",
+     "none"},
+    {"stall-timeout", 1, 0, C_STALL, "SECONDS", "end the run cleanly when no rank makes progress this long; 0 = never",
      "300"},
     {"progress", 1, 0, C_PROGRESS, "auto|always|never", "progress line with ETA on stderr (auto: on a terminal)", "auto"},
     {"quiet", 0, 'q', C_QUIET, NULL, "print no tables, only errors and the result file name", NULL},
@@ -210,44 +213,7 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     return rc;
 }
 
-static void print_defs(const struct wb_optdef *d)
-{
-    for (; d && d->name; d++) {
-        char left[64];
-        if (d->short_name)
-            snprintf(left, sizeof left, "-%c, --%s%s%s", d->short_name, d->name, d->arg_name ? " " : "",
-                     d->arg_name ? d->arg_name : "");
-        else
-            snprintf(left, sizeof left, "    --%s%s%s", d->name, d->arg_name ? " " : "",
-                     d->arg_name ? d->arg_name : "");
-        printf("  %-30s %s\n", left, d->help);
-    }
-}
-
-void wb_options_print_help(const struct wb_subcommand *sub)
-{
-    if (!sub) {
-        printf("usage: wulfbench SUBCOMMAND [options]   (under mpirun or srun)\n\n"
-               "What spreading FFT work and data over a cluster costs, and what it buys, per rank.\n\n");
-        for (int i = 0; i < wb_nsubcommands; i++)
-            printf("  %-9s %s\n", wb_subcommands[i].name, wb_subcommands[i].summary);
-        printf("\nwulfbench SUBCOMMAND --help lists its options. Exit status: 0 ok, 1 error, 2 usage,\n"
-               "3 a verification failed, 4 timed out.\n");
-        return;
-    }
-    printf("usage: wulfbench %s [options]\n\n%s\n\n", sub->name, sub->summary);
-    if (sub->defs && sub->defs[0].name) {
-        printf("%s options:\n", sub->name);
-        print_defs(sub->defs);
-        printf("\n");
-    }
-    if (sub->results_file) {
-        printf("common options:\n");
-        print_defs(common_defs);
-        printf("\nSizes take suffixes k, M, G (1024) or kB, MB, GB (1000); lists are 1,2,4 and a:b is the\n"
-               "powers of two from a to b.\n");
-    }
-}
+const struct wb_optdef *wb_options_common_defs(void) { return common_defs; }
 
 void wb_options_free(struct wb_options *o)
 {

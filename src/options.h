@@ -50,6 +50,13 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o);
 /* Print the help text for sub (NULL: the overview) to stdout. */
 void wb_options_print_help(const struct wb_subcommand *sub);
 
+/* The options every subcommand takes, NULL-name terminated. Local. */
+const struct wb_optdef *wb_options_common_defs(void);
+
+/* what "--man": the man page in roff; "--bash-completion": the completion script; both made from
+ * the option tables, on stdout. 0, or -1 for any other word (nothing printed). Local, no MPI. */
+int wb_options_print_generated(const char *what);
+
 /* Free what parsing allocated (lists). */
 void wb_options_free(struct wb_options *o);
 

@@ -256,6 +256,7 @@ int wb_results_write_timeline(struct wb_results *r, const char *dset, const stru
 {
     if (r->rank != 0 || r->err)
         return r->err;
+    wb_results_lock();
     static const char *const phases[] = {"recv", "compute", "send"};
     hid_t ph = H5Tenum_create(H5T_NATIVE_UINT8);
     for (uint8_t i = 0; i < 3; i++)
@@ -270,6 +271,28 @@ int wb_results_write_timeline(struct wb_results *r, const char *dset, const stru
     int rc = write_dset(r, dset, t, 1, dims, rows, "s");
     H5Tclose(t);
     H5Tclose(ph);
+    wb_results_unlock();
+    return rc;
+}
+
+int wb_results_write_health(struct wb_results *r, const char *dset, const struct wb_result_health *rows, size_t n)
+{
+    if (r->rank != 0 || r->err)
+        return r->err;
+    wb_results_lock();
+    hid_t name_t = fixed_string(sizeof rows->hostname);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
+    H5Tinsert(t, "node", HOFFSET(struct wb_result_health, node), H5T_NATIVE_INT32);
+    H5Tinsert(t, "hostname", HOFFSET(struct wb_result_health, hostname), name_t);
+    H5Tinsert(t, "temp_c_max", HOFFSET(struct wb_result_health, temp_c_max), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "throttled", HOFFSET(struct wb_result_health, throttled), H5T_NATIVE_INT32);
+    H5Tinsert(t, "cpu_mhz_min", HOFFSET(struct wb_result_health, cpu_mhz_min), H5T_NATIVE_DOUBLE);
+    uint64_t dims[1] = {n};
+    int rc = write_dset(r, dset, t, 1, dims, rows,
+                        "temp_c_max degC, throttled 1 yes 0 no -1 unknown, cpu_mhz_min MHz");
+    H5Tclose(t);
+    H5Tclose(name_t);
+    wb_results_unlock();
     return rc;
 }
 
@@ -445,6 +468,10 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
 const char *wb_results_path(const struct wb_results *r) { return r ? r->path : ""; }
 
 int wb_results_points(const struct wb_results *r) { return r ? r->flushed : 0; }
+
+#define WB_STR_(x) #x
+#define WB_STR(x) WB_STR_(x)
+const char *wb_results_hdf5_version(void) { return WB_STR(H5_VERS_MAJOR) "." WB_STR(H5_VERS_MINOR) "." WB_STR(H5_VERS_RELEASE); }
 
 int wb_results_flush(struct wb_results *r)
 {

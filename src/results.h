@@ -85,6 +85,21 @@ struct wb_result_input {
 int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct wb_result_input *rows,
                             size_t n);
 
+/* One row of GROUP/health/nodes: a node's readings over one point. */
+struct wb_result_health {
+    int32_t node;
+    char hostname[64];
+    double temp_c_max;   /* NaN unknown */
+    int32_t throttled;   /* 1, 0, -1 unknown */
+    double cpu_mhz_min;  /* NaN unknown */
+};
+
+/* A health table of n nodes (rows are read on rank 0 only). */
+int wb_results_write_health(struct wb_results *r, const char *dset, const struct wb_result_health *rows, size_t n);
+
+/* The HDF5 library this was built with, from its header, e.g. "1.10.8". Local. */
+const char *wb_results_hdf5_version(void);
+
 /* One event of an fft point's timeline (rank 0's rows): phase 0 recv, 1 compute, 2 send; times in s. */
 struct wb_result_event {
     int32_t rank;

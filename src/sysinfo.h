@@ -1,4 +1,5 @@
-/* sysinfo: facts about this host: CPU model, cores, memory, frequency, temperature, throttling. */
+/* sysinfo: facts about this host: CPU model, cores, memory, frequency, temperature, throttling. In the
+ * fault build, env WB_SYSFS_ROOT puts a fake /sys and /proc/cpuinfo (e.g. a throttled Pi) under a root. */
 #ifndef WB_SYSINFO_H
 #define WB_SYSINFO_H
 
@@ -20,11 +21,20 @@ struct wb_host {
 /* Read this host's facts into h (rank and node are left for the caller). Local, never fails. */
 void wb_sysinfo_read(struct wb_host *h);
 
-/* Current temperature in degrees Celsius, NaN if no sensor is readable. Local. */
+/* Current temperature of the hottest thermal zone (/sys/class/thermal) in degrees Celsius, NaN if no
+ * sensor is readable. Local. */
 double wb_sysinfo_temp_c(void);
 
-/* Raspberry Pi throttling state (1/0), or -1 where it cannot be read. Local. */
+/* Raspberry Pi firmware throttle flags (bits 0-3 now: under-voltage, frequency capped, throttled, soft
+ * temperature limit; bits 16-19 the same since boot), from the firmware's sysfs node, else from
+ * `vcgencmd get_throttled`. 0, or -1 where neither can be read. Local. */
+int wb_sysinfo_throttle_flags(unsigned long *flags);
+
+/* Raspberry Pi throttling state (1 now or since boot, 0 never), or -1 where it cannot be read. Local. */
 int wb_sysinfo_throttled(void);
+
+/* The lowest current frequency over the CPUs, in MHz (cpufreq), NaN if unknown. Local. */
+double wb_sysinfo_cpu_mhz_min(void);
 
 /* Bytes of memory available for new allocations (MemAvailable), or -1 if unknown. Local. */
 int64_t wb_sysinfo_mem_available(void);

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# `make install` into a temporary PREFIX (and once with DESTDIR), then each installed command run once
+# from another folder with its defaults, the man page against --help, the completion, and `make
+# uninstall` leaving only what was there before. Usage: bash tests/install/run.sh (from the checkout).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+# shellcheck source=tests/harness.sh
+source tests/harness.sh
+if [ "$(id -u)" -eq 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+repo=$PWD
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+P=$tmp/prefix work=$tmp/elsewhere
+mkdir -p "$P/bin" "$work"
+touch "$P/bin/someone-elses-tool"
+before=$(cd "$P" && find . | sort)
+
+check() { # check NAME COMMAND...: pass when the command succeeds
+    local name=$1
+    shift
+    if "$@" >"$tmp/out" 2>&1; then pass "$name"; else fail "$name"; sed 's/^/    /' "$tmp/out" | tail -8; fi
+}
+
+# DESTDIR: files land under it, but what they refer to is PREFIX alone.
+D=$tmp/dest
+make --no-print-directory -s install DESTDIR="$D" PREFIX=/opt/wb >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "install with DESTDIR"; }
+check "DESTDIR: program, man page, completion, schema doc" test -x "$D/opt/wb/bin/wulfbench" \
+    -a -f "$D/opt/wb/share/man/man1/wulfbench.1" -a -f "$D/opt/wb/share/bash-completion/completions/wulfbench" \
+    -a -f "$D/opt/wb/share/doc/wulfbench/schema.md" -a -f "$D/opt/wb/share/wulfbench/analysis/report.py"
+check "DESTDIR: wulfbench-report points at PREFIX, not DESTDIR" \
+    bash -c "grep -q '/opt/wb/share/wulfbench' '$D/opt/wb/bin/wulfbench-report' && ! grep -q '$D' '$D/opt/wb/bin/wulfbench-report'"
+
+make --no-print-directory -s install PREFIX="$P" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "install"; }
+installed=$(cd "$P" && find . -type f | sort)
+cd "$work" || exit 1
+
+check "wulfbench --version" bash -c "'$P/bin/wulfbench' --version | grep -q '^wulfbench '"
+check "wulfbench info names the HDF5 version" bash -c "mpirun -np 1 '$P/bin/wulfbench' info | grep -qE '^HDF5 +[0-9]+\.[0-9]+\.[0-9]+'"
+# Default output: results/ in the folder it is started from.
+check "wulfbench fft with its default file name, from another folder" \
+    mpirun -np 2 --oversubscribe "$P/bin/wulfbench" fft --sweep sizes --seconds 1 --reps 2 --warmup 0 -q
+h5=$(ls "$work"/results/wulfbench-*.h5 2>/dev/null | head -1)
+check "the result file is in ./results" test -f "$h5"
+check "wulfbench-report writes a report from another folder" \
+    bash -c "'$P/bin/wulfbench-report' '$h5' -o rep && test -s rep/index.html"
+if grep -rqs WB_PROG "$P/share/wulfbench/analysis"; then
+    check "wulfbench-report --help names itself" bash -c "'$P/bin/wulfbench-report' --help | head -1 | grep -q 'usage: wulfbench-report'"
+else
+    echo "SKIP: wulfbench-report --help naming itself (the analysis here does not read WB_PROG yet)"
+fi
+check "man wulfbench" bash -c "MANPATH='$P/share/man' man -P cat wulfbench 2>/dev/null | grep -q 'OPTIONS OF fft'"
+check "the installed man page is the program's own" bash -c "'$P/bin/wulfbench' --man | cmp -s - '$P/share/man/man1/wulfbench.1'"
+
+complete_words() { # complete_words WORD...: what the installed completion offers for the last word
+    bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _wulfbench; echo "${COMPREPLY[*]}"' \
+        _ "$P/share/bash-completion/completions/wulfbench" "$@"
+}
+check "completion: subcommands" bash -c "[[ '$(complete_words wulfbench tr)' == transfer ]]"
+check "completion: options of a subcommand" bash -c "[[ '$(complete_words wulfbench fft --swe)' == --sweep ]]"
+check "completion: common options" bash -c "[[ '$(complete_words wulfbench load --for)' == --force ]]"
+check "completion: allowed values" bash -c "[[ '$(complete_words wulfbench fft --plan '')' == 'estimate measure patient' ]]"
+
+check "study.sh --help" "$P/share/wulfbench/jobs/mpirun/study.sh" --help
+printf 'localhost slots=2\n' >"$work/hosts"
+check "study.sh --check finds the installed binary" "$P/share/wulfbench/jobs/mpirun/study.sh" -H "$work/hosts" --check
+check "the emulator's --help" "$P/share/wulfbench/jobs/emulate/cluster" --help
+for s in "$P"/share/wulfbench/jobs/slurm/*.sbatch "$P"/share/wulfbench/jobs/pbs/*.pbs; do
+    check "$(basename "$s") parses" bash -n "$s"
+done
+
+# Every option --help shows is in the man page.
+missing=
+for sub in fft transfer load suite info; do
+    for opt in $("$P/bin/wulfbench" "$sub" --help | grep -oE '^  (-[a-zA-Z], )?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+'); do
+        grep -q -- "\\\\-\\\\-${opt#--}\\\\fR" "$P/share/man/man1/wulfbench.1" || missing+=" $sub:$opt"
+    done
+done
+check "the man page lists every option --help does${missing:+ (missing:$missing)}" test -z "$missing"
+
+cd "$repo" || exit 1
+make --no-print-directory -s uninstall PREFIX="$P" >"$tmp/log" 2>&1 || { cat "$tmp/log"; fail "uninstall"; }
+left=$(cd "$P" && find . -type f | sort | grep -vxF ./bin/someone-elses-tool)
+check "uninstall removes every file install put there" test -z "$left"
+check "uninstall leaves what was there before" test -f "$P/bin/someone-elses-tool"
+after=$(cd "$P" && find . | sort)
+extra=$(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')
+echo "    (folders left behind, standard ones: ${extra:-none})"
+check "install put files in every place it should" test "$(echo "$installed" | grep -c .)" -gt 20
+finish
