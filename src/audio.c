@@ -5,6 +5,7 @@
 #include "audio.h"
 
 #include "error.h"
+#include "rng.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -490,20 +491,6 @@ static const struct {
     double amplitude;
 } synth_tones[WB_AUDIO_SYNTH_NTONES] = {{440, 0.40}, {1000, 0.25}, {3150, 0.15}, {6300, 0.10}};
 
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-/* splitmix64: tiny, fast, and identical on every platform. */
-static double next_unit(uint64_t *state)
-{
-    *state += 0x9E3779B97F4A7C15u;
-    return (double)(mix64(*state) >> 11) * 0x1.0p-53;
-}
-
 int wb_audio_synth(struct wb_audio *out, double seconds, int32_t rate_hz, uint64_t seed, int index)
 {
     memset(out, 0, sizeof *out);
@@ -532,16 +519,16 @@ int wb_audio_synth(struct wb_audio *out, double seconds, int32_t rate_hz, uint64
         return wb_error_set(WB_ENOMEM, "synthetic audio: out of memory for %" PRId64 " samples", n);
 
     /* Mixing the index through its own hash keeps neighbouring indices and seeds unrelated. */
-    uint64_t state = mix64(seed ^ mix64((uint64_t)(int64_t)index + 0x632BE59BD9B4E019u));
+    uint64_t state = wb_rng_mix(seed ^ wb_rng_mix((uint64_t)(int64_t)index + 0x632BE59BD9B4E019u));
     double phase[WB_AUDIO_SYNTH_NTONES];
     int32_t pos[WB_AUDIO_SYNTH_NTONES]; /* (freq * i) mod rate: the exact position within the cycle */
     for (int k = 0; k < WB_AUDIO_SYNTH_NTONES; k++) {
-        phase[k] = two_pi * next_unit(&state);
+        phase[k] = two_pi * wb_rng_unit(&state);
         pos[k] = 0;
     }
     const double step = two_pi / rate_hz;
     for (int64_t i = 0; i < n; i++) {
-        double x = WB_AUDIO_SYNTH_NOISE_AMPLITUDE * (2.0 * next_unit(&state) - 1.0);
+        double x = WB_AUDIO_SYNTH_NOISE_AMPLITUDE * (2.0 * wb_rng_unit(&state) - 1.0);
         for (int k = 0; k < WB_AUDIO_SYNTH_NTONES; k++) {
             x += synth_tones[k].amplitude * sin(step * pos[k] + phase[k]);
             pos[k] += synth_tones[k].freq_hz;

@@ -18,4 +18,7 @@ int wb_bench_transfer_run(const struct wb_options *o, struct wb_results *res);
 /* `wulfbench load`: concurrent clients and saturation (study rows 10-11). */
 int wb_bench_load_run(const struct wb_options *o, struct wb_results *res);
 
+/* `wulfbench info`: what this run can see (res is NULL: info writes no file). */
+int wb_info_run(const struct wb_options *o, struct wb_results *res);
+
 #endif

@@ -300,9 +300,9 @@ static void print_header(const struct wb_load_ctx *c)
                      c->nworkers, c->nworkers == 1 ? "" : "s", c->nworkers, source);
     wb_report_printf("# request: %d x %g s at %d Hz (%lld bytes, %s), frame %d hop %d, %s; dispatch %s, queue %lld, "
                      "SLO p95 %g ms%s\n", t->files_per_request, t->seconds, WB_LOAD_RATE_HZ,
-                     (long long)c->req_bytes, t->precision == WB_FFT_DOUBLE ? "double" : "single", WB_LOAD_FRAME,
-                     WB_LOAD_HOP, t->result == WB_FFT_PEAKS ? "peaks" : "spectra",
-                     t->dispatch == WB_LOAD_DYNAMIC ? "dynamic" : "round-robin", (long long)t->queue_limit,
+                     (long long)c->req_bytes, wb_fft_precision_names[t->precision], WB_LOAD_FRAME,
+                     WB_LOAD_HOP, wb_fft_result_names[t->result],
+                     wb_load_dispatch_names[t->dispatch], (long long)t->queue_limit,
                      t->slo_ms, t->ramp ? ", ramp" : "");
     wb_report_printf("# %-5s %8s %10s %12s %9s %8s %10s %9s %9s %9s %9s  %s\n", "step",
                      closed_loop(t) ? "clients" : "rate/s", "offered/s", "completed/s", "submitted", "rejected",
@@ -381,12 +381,12 @@ static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const
         ATTR_I("frame", WB_LOAD_FRAME);
         ATTR_I("hop", WB_LOAD_HOP);
         ATTR_S("window", "hann");
-        ATTR_S("precision", t->precision == WB_FFT_DOUBLE ? "double" : "single");
-        ATTR_S("plan", t->plan == WB_FFT_ESTIMATE ? "estimate" : t->plan == WB_FFT_PATIENT ? "patient" : "measure");
-        ATTR_S("result", t->result == WB_FFT_PEAKS ? "peaks" : "spectra");
+        ATTR_S("precision", wb_fft_precision_names[t->precision]);
+        ATTR_S("plan", wb_fft_effort_names[t->plan]);
+        ATTR_S("result", wb_fft_result_names[t->result]);
         ATTR_I("bytes_per_request", c->req_bytes);
         ATTR_I("result_bytes", c->res_bytes);
-        ATTR_S("dispatch", t->dispatch == WB_LOAD_DYNAMIC ? "dynamic" : "round-robin");
+        ATTR_S("dispatch", wb_load_dispatch_names[t->dispatch]);
         ATTR_I("queue_limit", t->queue_limit);
         ATTR_F("slo_ms", t->slo_ms);
         ATTR_S("client_source", c->nclient_ranks > 0 ? "ranks" : "head");

@@ -7,30 +7,23 @@
 #include "bench_load_int.h"
 #include "comm.h"
 #include "error.h"
+#include "rng.h"
 #include "timer.h"
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 uint64_t wb_load_rng_seed(uint64_t seed, uint64_t a, uint64_t b)
 {
     uint64_t x = seed;
-    uint64_t s = splitmix64(&x) ^ (a * 0xd1b54a32d192ed03ULL);
+    uint64_t s = wb_rng_next(&x) ^ (a * 0xd1b54a32d192ed03ULL);
     x = s;
-    s = splitmix64(&x) ^ (b * 0x8cb92ba72f3d8dd7ULL);
+    s = wb_rng_next(&x) ^ (b * 0x8cb92ba72f3d8dd7ULL);
     x = s;
-    return splitmix64(&x);
+    return wb_rng_next(&x);
 }
 
 double wb_load_rng_uniform(uint64_t *state)
 {
     /* 53 random bits, shifted off zero so that log() stays finite. */
-    return ((double)(splitmix64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return ((double)(wb_rng_next(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
 int wb_load_source_init(struct wb_load_source *src, const struct wb_load_opts *t, const struct wb_load_step *s,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "sysinfo.h"
 
 static MPI_Comm world = MPI_COMM_NULL;
 static int my_rank, nranks = 1;
@@ -18,14 +19,16 @@ int wb_comm_init(int *argc, char ***argv)
     if (MPI_Init(argc, argv) != MPI_SUCCESS)
         return wb_error_set(WB_EMPI, "MPI_Init failed; check that mpirun works with a plain program");
     /* Errors are returned so each can be reported with what failed before stopping. */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &world);
-    if (rc != MPI_SUCCESS)
-        return wb_comm_check(rc, "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(world, &my_rank);
-    MPI_Comm_size(world, &nranks);
-    return 0;
+    int rc = wb_comm_check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Comm_dup(MPI_COMM_WORLD, &world), "MPI_Comm_dup");
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Comm_rank(world, &my_rank), "MPI_Comm_rank");
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Comm_size(world, &nranks), "MPI_Comm_size");
+    return rc;
 }
 
 void wb_comm_finalize(void)
@@ -88,26 +91,16 @@ int wb_comm_agree(int rc)
     return e.code;
 }
 
-static double reduce_f64(double v, MPI_Op op)
+static int reduce(const void *in, void *out, MPI_Datatype type, MPI_Op op)
 {
-    double out = v;
-    MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, op, world);
-    return out;
+    return wb_comm_check(MPI_Allreduce(in, out, 1, type, op, world), "MPI_Allreduce");
 }
 
-double wb_comm_max_f64(double v) { return reduce_f64(v, MPI_MAX); }
-double wb_comm_min_f64(double v) { return reduce_f64(v, MPI_MIN); }
-double wb_comm_sum_f64(double v) { return reduce_f64(v, MPI_SUM); }
-
-static int64_t reduce_i64(int64_t v, MPI_Op op)
-{
-    int64_t out = v;
-    MPI_Allreduce(&v, &out, 1, MPI_INT64_T, op, world);
-    return out;
-}
-
-int64_t wb_comm_sum_i64(int64_t v) { return reduce_i64(v, MPI_SUM); }
-int64_t wb_comm_max_i64(int64_t v) { return reduce_i64(v, MPI_MAX); }
+int wb_comm_max_f64(double v, double *out) { return *out = v, reduce(&v, out, MPI_DOUBLE, MPI_MAX); }
+int wb_comm_min_f64(double v, double *out) { return *out = v, reduce(&v, out, MPI_DOUBLE, MPI_MIN); }
+int wb_comm_sum_f64(double v, double *out) { return *out = v, reduce(&v, out, MPI_DOUBLE, MPI_SUM); }
+int wb_comm_sum_i64(int64_t v, int64_t *out) { return *out = v, reduce(&v, out, MPI_INT64_T, MPI_SUM); }
+int wb_comm_max_i64(int64_t v, int64_t *out) { return *out = v, reduce(&v, out, MPI_INT64_T, MPI_MAX); }
 
 int wb_comm_max_f64_n(double *v, size_t n)
 {
@@ -195,3 +188,104 @@ int wb_comm_split_node(MPI_Comm *node, int *root_local)
 }
 
 int wb_comm_barrier(void) { return wb_comm_check(MPI_Barrier(world), "MPI_Barrier"); }
+
+int wb_comm_shm_group_init(struct wb_comm_shm_group *g)
+{
+    memset(g, 0, sizeof *g);
+    g->node = MPI_COMM_NULL;
+    g->root_local = -1;
+    g->mapped = calloc((size_t)nranks, sizeof *g->mapped);
+    int rc = g->mapped ? wb_comm_split_node(&g->node, &g->root_local) : wb_error_set(WB_ENOMEM, "out of memory");
+    int me = rc == 0 && g->root_local >= 0;
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Allgather(&me, 1, MPI_INT, g->mapped, 1, MPI_INT, world), "MPI_Allgather");
+    for (int q = 1; rc == 0 && q < nranks; q++)
+        g->any |= g->mapped[q];
+    return wb_comm_agree(rc);
+}
+
+void wb_comm_shm_group_free(struct wb_comm_shm_group *g)
+{
+    if (g->node != MPI_COMM_NULL)
+        MPI_Comm_free(&g->node);
+    free(g->mapped);
+    g->mapped = NULL;
+}
+
+int wb_comm_shm_alloc(struct wb_comm_shm *b, const struct wb_comm_shm_group *g, int64_t bytes)
+{
+    char *mine = NULL;
+    b->ptr = NULL;
+    b->win = MPI_WIN_NULL;
+    int rc = wb_comm_check(MPI_Win_allocate_shared(my_rank == 0 ? (MPI_Aint)bytes : 0, 1, MPI_INFO_NULL, g->node,
+                                                   &mine, &b->win),
+                           "MPI_Win_allocate_shared");
+    if (rc == 0 && my_rank == 0)
+        b->ptr = mine;
+    if (rc == 0 && my_rank != 0 && g->mapped[my_rank]) {
+        MPI_Aint size;
+        int unit;
+        rc = wb_comm_check(MPI_Win_shared_query(b->win, g->root_local, &size, &unit, &b->ptr), "MPI_Win_shared_query");
+    }
+    /* One passive epoch for the buffer's life; MPI_Win_sync orders the plain loads and stores. */
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Win_lock_all(MPI_MODE_NOCHECK, b->win), "MPI_Win_lock_all");
+    return wb_comm_agree(rc);
+}
+
+int wb_comm_shm_sync(const struct wb_comm_shm *b)
+{
+    return b->win == MPI_WIN_NULL ? 0 : wb_comm_check(MPI_Win_sync(b->win), "MPI_Win_sync");
+}
+
+int wb_comm_shm_free(struct wb_comm_shm *b)
+{
+    int rc = 0;
+    if (b->win != MPI_WIN_NULL) {
+        rc = wb_comm_check(MPI_Win_unlock_all(b->win), "MPI_Win_unlock_all");
+        int frc = wb_comm_check(MPI_Win_free(&b->win), "MPI_Win_free");
+        rc = rc ? rc : frc;
+    }
+    b->ptr = NULL;
+    b->win = MPI_WIN_NULL;
+    return rc;
+}
+
+int wb_comm_gather_hosts(struct wb_host **all, int *nnodes)
+{
+    struct wb_host me;
+    wb_sysinfo_read(&me);
+    me.rank = my_rank;
+    *all = NULL;
+    *nnodes = 0;
+    int *node = calloc((size_t)nranks, sizeof *node);
+    int rc = node ? 0 : wb_error_set(WB_ENOMEM, "out of memory for the host table");
+    if (rc == 0 && my_rank == 0 && !(*all = calloc((size_t)nranks, sizeof **all)))
+        rc = wb_error_set(WB_ENOMEM, "out of memory for the host table");
+    rc = wb_comm_agree(rc);
+    int n = rc ? rc : wb_comm_nodes(node);
+    if (n < 0)
+        rc = n;
+    me.node = rc == 0 ? node[my_rank] : 0;
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Gather(&me, sizeof me, MPI_BYTE, *all, sizeof me, MPI_BYTE, 0, world),
+                           "MPI_Gather of host facts");
+    free(node);
+    if (rc) {
+        free(*all);
+        *all = NULL;
+        return rc;
+    }
+    *nnodes = n;
+    return 0;
+}
+
+int wb_comm_library_version(char *out, size_t cap)
+{
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int len = 0;
+    int rc = wb_comm_check(MPI_Get_library_version(text, &len), "MPI_Get_library_version");
+    text[strcspn(text, "\n")] = '\0';
+    snprintf(out, cap, "%s", text);
+    return rc;
+}

@@ -32,12 +32,13 @@ int wb_comm_check(int mpi_rc, const char *what);
  * message becomes the message on every rank. Returns 0 if all succeeded. */
 int wb_comm_agree(int rc);
 
-/* Collective reductions over the world communicator. */
-double wb_comm_max_f64(double v);
-double wb_comm_min_f64(double v);
-double wb_comm_sum_f64(double v);
-int64_t wb_comm_sum_i64(int64_t v);
-int64_t wb_comm_max_i64(int64_t v);
+/* Collective reductions over the world communicator: *out gets the reduced value on every
+ * rank (v itself when the call fails). 0 or WB_EMPI. Correct on one rank. */
+int wb_comm_max_f64(double v, double *out);
+int wb_comm_min_f64(double v, double *out);
+int wb_comm_sum_f64(double v, double *out);
+int wb_comm_sum_i64(int64_t v, int64_t *out);
+int wb_comm_max_i64(int64_t v, int64_t *out);
 
 /* Collective: element-wise maximum of v[n] over all ranks, in place on every rank. */
 int wb_comm_max_f64_n(double *v, size_t n);
@@ -65,6 +66,49 @@ int wb_comm_nodes(int *node);
 /* Collective: a communicator of the ranks that share this rank's node (shared memory), and the
  * rank world rank 0 has in it, or -1 when rank 0 is on another node. Free with MPI_Comm_free. */
 int wb_comm_split_node(MPI_Comm *node, int *root_local);
+
+/* Ranks that can map memory world rank 0 owns: node is this rank's node communicator,
+ * mapped[nranks] is 1 for every rank on rank 0's node (rank 0 included). */
+struct wb_comm_shm_group {
+    MPI_Comm node;
+    int root_local;           /* rank 0's rank in node, or -1 */
+    int *mapped;              /* every rank: 1 if rank q maps rank 0's buffers */
+    int any;                  /* 1 if any rank other than 0 maps them */
+};
+
+/* Collective: build g (node communicators and who maps rank 0's memory). 0 or an error,
+ * agreed on every rank. Free with wb_comm_shm_group_free. */
+int wb_comm_shm_group_init(struct wb_comm_shm_group *g);
+
+/* Local: free the node communicator and the table; safe on a zeroed g. */
+void wb_comm_shm_group_free(struct wb_comm_shm_group *g);
+
+/* A buffer world rank 0 owns in an MPI shared-memory window, mapped by the ranks of its node. */
+struct wb_comm_shm {
+    char *ptr;                /* rank 0 and mapping ranks; NULL elsewhere */
+    MPI_Win win;
+};
+
+/* Collective: a window of bytes on rank 0 (others pass the same value), mapped where g says,
+ * in one passive epoch that lasts until wb_comm_shm_free. 0 or an error, agreed on every rank. */
+int wb_comm_shm_alloc(struct wb_comm_shm *b, const struct wb_comm_shm_group *g, int64_t bytes);
+
+/* Local: order this rank's plain loads and stores of b against other ranks' (MPI_Win_sync).
+ * A no-op on a buffer without a window. 0 or WB_EMPI. */
+int wb_comm_shm_sync(const struct wb_comm_shm *b);
+
+/* Collective over the node: end the epoch and free the window; ptr becomes NULL. 0 or WB_EMPI. */
+int wb_comm_shm_free(struct wb_comm_shm *b);
+
+struct wb_host;
+
+/* Collective: every rank's host facts (wb_sysinfo_read, with rank and node set) into a fresh
+ * *all[nranks] on rank 0 (NULL elsewhere; free it), and the node count in *nnodes on every rank.
+ * 0 or an error, agreed on every rank. */
+int wb_comm_gather_hosts(struct wb_host **all, int *nnodes);
+
+/* Local: the first line of MPI_Get_library_version into out[cap]. 0 or WB_EMPI. */
+int wb_comm_library_version(char *out, size_t cap);
 
 /* Collective barrier on the world communicator. */
 int wb_comm_barrier(void);

@@ -9,6 +9,11 @@ enum wb_fft_precision { WB_FFT_SINGLE = 0, WB_FFT_DOUBLE = 1 };
 enum wb_fft_effort { WB_FFT_ESTIMATE = 0, WB_FFT_MEASURE = 1, WB_FFT_PATIENT = 2 };
 enum wb_fft_window { WB_FFT_HANN = 0, WB_FFT_RECT = 1 };
 enum wb_fft_result { WB_FFT_SPECTRA = 0, WB_FFT_PEAKS = 1 };
+/* Names of the values above, as options and result files spell them; NULL-terminated. */
+extern const char *const wb_fft_precision_names[];
+extern const char *const wb_fft_effort_names[];
+extern const char *const wb_fft_window_names[];
+extern const char *const wb_fft_result_names[];
 /* How the samples a kernel reads are stored: in its precision, or as 16-bit PCM (scaled by 1/32768). */
 enum wb_fft_input { WB_FFT_IN_NATIVE = 0, WB_FFT_IN_S16 = 1 };
 

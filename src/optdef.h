@@ -10,6 +10,7 @@ struct wb_optdef {
     int id;
     const char *arg_name;   /* e.g. "LIST", for help */
     const char *help;
+    const char *def;        /* the default as text, for help, or NULL */
 };
 
 #endif

@@ -3,9 +3,10 @@
 #include <string.h>
 
 #include "audio.h"
+#include "options_fft.h"
 #include "error.h"
 #include "fft.h"
-#include "options.h"
+#include "optparse.h"
 #include "sysinfo.h"
 
 enum {
@@ -18,32 +19,37 @@ enum {
 #define MAX_FILES 4096
 
 const struct wb_optdef wb_fft_optdefs[] = {
-    {"input", 1, 0, F_INPUT, "PATH", "a WAV file or a folder of them; repeatable (default: synthetic audio)"},
-    {"on-bad-input", 1, 0, F_BAD, "fail|skip", "what a bad WAV file does to the run (default fail)"},
-    {"sweep", 1, 0, F_SWEEP, "both|sizes|files|none", "study scenarios (default both; none with --input)"},
-    {"seconds", 1, 0, F_SECONDS, "LIST", "durations of the one-file sizes sweep (default 1,2,5,10,30,60)"},
-    {"files", 1, 0, F_FILES, "LIST", "file counts of the files sweep (default 1:64)"},
-    {"file-seconds", 1, 0, F_FILE_SECONDS, "S", "length of each file in the files sweep (default 5)"},
-    {"sample-rate", 1, 0, F_RATE, "HZ", "sample rate of synthetic audio (default 44100)"},
-    {"mode", 1, 0, F_MODE, "stft|whole", "frames of --frame samples, or one transform per file (default stft)"},
-    {"frame", 1, 0, F_FRAME, "N", "samples per STFT frame (default 4096)"},
-    {"hop", 1, 0, F_HOP, "N", "samples between frame starts (default frame/2)"},
-    {"window", 1, 0, F_WINDOW, "hann|none", "window applied before each transform (default hann)"},
-    {"schedule", 1, 0, F_SCHEDULE, "static|dynamic", "contiguous blocks by MPI_Scatterv, or chunks on demand"},
-    {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)"},
-    {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)"},
-    {"local", 1, 0, F_LOCAL, "shm|mpi", "ranks on the head node read its buffers in shared memory, or get messages"},
-    {"wire", 1, 0, F_WIRE, "auto|native", "auto: 16-bit PCM input travels as 16-bit samples; native: as float/double"},
-    {"result", 1, 0, F_RESULT, "spectra|peaks", "what returns to the root: magnitude spectra or per-frame peaks"},
-    {"baseline", 0, 0, F_BASELINE, NULL, "one process, no messaging: the single-desktop reference"},
-    {"precision", 1, 0, F_PRECISION, "single|double", "FFTW precision (default single)"},
-    {"plan", 1, 0, F_PLAN, "estimate|measure|patient", "FFTW planning effort (default measure)"},
-    {"wisdom", 1, 0, F_WISDOM, "FILE", "FFTW wisdom: rank 0 imports it, shares it, saves it at the end"},
-    {"max-memory", 1, 0, F_MAXMEM, "SIZE", "refuse points that need more memory on rank 0 (default: available)"},
-    {NULL, 0, 0, 0, NULL, NULL},
+    {"input", 1, 0, F_INPUT, "PATH", "a WAV file or a folder of them; repeatable (default: synthetic audio)", NULL},
+    {"on-bad-input", 1, 0, F_BAD, "fail|skip", "what a bad WAV file does to the run (default fail)", "fail"},
+    {"sweep", 1, 0, F_SWEEP, "both|sizes|files|none", "study scenarios (default both; none with --input)", "both"},
+    {"seconds", 1, 0, F_SECONDS, "LIST", "durations of the one-file sizes sweep (default 1,2,5,10,30,60)", "1,2,5,10,30,60"},
+    {"files", 1, 0, F_FILES, "LIST", "file counts of the files sweep (default 1:64)", "1:64"},
+    {"file-seconds", 1, 0, F_FILE_SECONDS, "S", "length of each file in the files sweep (default 5)", "5"},
+    {"sample-rate", 1, 0, F_RATE, "HZ", "sample rate of synthetic audio (default 44100)", "44100"},
+    {"mode", 1, 0, F_MODE, "stft|whole", "frames of --frame samples, or one transform per file (default stft)", "stft"},
+    {"frame", 1, 0, F_FRAME, "N", "samples per STFT frame (default 4096)", "4096"},
+    {"hop", 1, 0, F_HOP, "N", "samples between frame starts (default frame/2)", "frame/2"},
+    {"window", 1, 0, F_WINDOW, "hann|none", "window applied before each transform (default hann)", "hann"},
+    {"schedule", 1, 0, F_SCHEDULE, "static|dynamic", "contiguous blocks by MPI_Scatterv, or chunks on demand", "static"},
+    {"chunk", 1, 0, F_CHUNK, "N", "frames (whole mode: files) per dynamic chunk (default 64)", "64"},
+    {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes (default yes)", "yes"},
+    {"local", 1, 0, F_LOCAL, "shm|mpi", "ranks on the head node read its buffers in shared memory, or get messages", "shm"},
+    {"wire", 1, 0, F_WIRE, "auto|native", "auto: 16-bit PCM input travels as 16-bit samples; native: as float/double", "auto"},
+    {"result", 1, 0, F_RESULT, "spectra|peaks", "what returns to the root: magnitude spectra or per-frame peaks", "spectra"},
+    {"baseline", 0, 0, F_BASELINE, NULL, "one process, no messaging: the single-desktop reference", NULL},
+    {"precision", 1, 0, F_PRECISION, "single|double", "FFTW precision (default single)", "single"},
+    {"plan", 1, 0, F_PLAN, "estimate|measure|patient", "FFTW planning effort (default measure)", "measure"},
+    {"wisdom", 1, 0, F_WISDOM, "FILE", "FFTW wisdom: rank 0 imports it, shares it, saves it at the end", NULL},
+    {"max-memory", 1, 0, F_MAXMEM, "SIZE", "refuse points that need more memory on rank 0 (default: available)", NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 const char wb_fft_summary[] = "the FFT distribution benchmark: read, distribute, transform, gather (study rows 1-9)";
+
+const char *const wb_sweep_names[] = {"both", "sizes", "files", "none", NULL};
+const char *const wb_fft_mode_names[] = {"stft", "whole", NULL};
+const char *const wb_schedule_names[] = {"static", "dynamic", NULL};
+const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
 
 void wb_fft_opts_defaults(struct wb_fft_opts *t)
 {
@@ -62,15 +68,7 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
 
 int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
 {
-    static const char *const sweeps[] = {"both", "sizes", "files", "none", NULL};
-    static const char *const modes[] = {"stft", "whole", NULL};
-    static const char *const windows[] = {"hann", "none", NULL};
-    static const char *const schedules[] = {"static", "dynamic", NULL};
     static const char *const yesno[] = {"no", "yes", NULL};
-    static const char *const results[] = {"spectra", "peaks", NULL};
-    static const char *const precisions[] = {"single", "double", NULL};
-    static const char *const plans[] = {"estimate", "measure", "patient", NULL};
-    static const char *const bad[] = {"fail", "skip", NULL};
     int64_t v;
     double d;
     int rc = 0;
@@ -83,61 +81,61 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
         t->inputs[t->ninputs++] = arg;
         break;
     }
-    case F_BAD: return wb_options_choice("--on-bad-input", arg, bad, &t->on_bad_input);
+    case F_BAD: return wb_optparse_choice("--on-bad-input", arg, wb_bad_input_names, &t->on_bad_input);
     case F_SWEEP:
         t->sweep_given = 1;
-        return wb_options_choice("--sweep", arg, sweeps, &t->sweep);
+        return wb_optparse_choice("--sweep", arg, wb_sweep_names, &t->sweep);
     case F_SECONDS:
         free(t->seconds);
-        return wb_options_double_list("--seconds", arg, 0.01, MAX_SECONDS, 64, &t->seconds, &t->nseconds);
+        return wb_optparse_double_list("--seconds", arg, 0.01, MAX_SECONDS, 64, &t->seconds, &t->nseconds);
     case F_FILES:
         free(t->files);
-        return wb_options_size_list("--files", arg, 1, MAX_FILES, 64, &t->files, &t->nfiles);
+        return wb_optparse_size_list("--files", arg, 1, MAX_FILES, 64, &t->files, &t->nfiles);
     case F_FILE_SECONDS:
-        if ((rc = wb_options_double("--file-seconds", arg, 0.01, MAX_SECONDS, &d)) == 0)
+        if ((rc = wb_optparse_double("--file-seconds", arg, 0.01, MAX_SECONDS, &d)) == 0)
             t->file_seconds = d;
         return rc;
     case F_RATE:
-        if ((rc = wb_options_int("--sample-rate", arg, WB_AUDIO_SYNTH_MIN_RATE_HZ, 384000, &v)) == 0)
+        if ((rc = wb_optparse_int("--sample-rate", arg, WB_AUDIO_SYNTH_MIN_RATE_HZ, 384000, &v)) == 0)
             t->sample_rate_hz = (int32_t)v;
         return rc;
-    case F_MODE: return wb_options_choice("--mode", arg, modes, &t->mode);
+    case F_MODE: return wb_optparse_choice("--mode", arg, wb_fft_mode_names, &t->mode);
     case F_FRAME:
-        if ((rc = wb_options_size("--frame", arg, 16, 1 << 24, &v)) == 0)
+        if ((rc = wb_optparse_size("--frame", arg, 16, 1 << 24, &v)) == 0)
             t->frame = v;
         return rc;
     case F_HOP:
-        if ((rc = wb_options_size("--hop", arg, 1, 1 << 24, &v)) == 0)
+        if ((rc = wb_optparse_size("--hop", arg, 1, 1 << 24, &v)) == 0)
             t->hop = v;
         else if (!strcmp(arg, "0"))
             rc = wb_error_set(WB_EUSAGE, "--hop: 0 would never advance; give 1 to the frame size (e.g. --hop 2048)");
         return rc;
-    case F_WINDOW: return wb_options_choice("--window", arg, windows, &t->window);
-    case F_SCHEDULE: return wb_options_choice("--schedule", arg, schedules, &t->schedule);
+    case F_WINDOW: return wb_optparse_choice("--window", arg, wb_fft_window_names, &t->window);
+    case F_SCHEDULE: return wb_optparse_choice("--schedule", arg, wb_schedule_names, &t->schedule);
     case F_CHUNK:
-        if ((rc = wb_options_int("--chunk", arg, 1, 1 << 20, &v)) == 0)
+        if ((rc = wb_optparse_int("--chunk", arg, 1, 1 << 20, &v)) == 0)
             t->chunk = v;
         return rc;
-    case F_ROOT: return wb_options_choice("--root-computes", arg, yesno, &t->root_computes);
+    case F_ROOT: return wb_optparse_choice("--root-computes", arg, yesno, &t->root_computes);
     case F_LOCAL: {
         static const char *const local[] = {"mpi", "shm", NULL};
-        return wb_options_choice("--local", arg, local, &t->local_shm);
+        return wb_optparse_choice("--local", arg, local, &t->local_shm);
     }
     case F_WIRE: {
         static const char *const wire[] = {"auto", "native", NULL};
-        return wb_options_choice("--wire", arg, wire, &t->wire_native);
+        return wb_optparse_choice("--wire", arg, wire, &t->wire_native);
     }
-    case F_RESULT: return wb_options_choice("--result", arg, results, &t->result);
+    case F_RESULT: return wb_optparse_choice("--result", arg, wb_fft_result_names, &t->result);
     case F_BASELINE: t->baseline = 1; return 0;
-    case F_PRECISION: return wb_options_choice("--precision", arg, precisions, &t->precision);
-    case F_PLAN: return wb_options_choice("--plan", arg, plans, &t->plan);
+    case F_PRECISION: return wb_optparse_choice("--precision", arg, wb_fft_precision_names, &t->precision);
+    case F_PLAN: return wb_optparse_choice("--plan", arg, wb_fft_effort_names, &t->plan);
     case F_WISDOM:
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
         t->wisdom = arg;
         return 0;
     case F_MAXMEM:
-        if ((rc = wb_options_size("--max-memory", arg, 1 << 20, INT64_MAX / 2, &v)) == 0)
+        if ((rc = wb_optparse_size("--max-memory", arg, 1 << 20, INT64_MAX / 2, &v)) == 0)
             t->max_bytes = v;
         return rc;
     }
@@ -155,7 +153,7 @@ static int set_default_lists(struct wb_fft_opts *t)
         t->nseconds = (int)(sizeof seconds / sizeof seconds[0]);
     }
     if (!t->files)
-        return wb_options_size_list("--files", "1:64", 1, MAX_FILES, 64, &t->files, &t->nfiles);
+        return wb_optparse_size_list("--files", "1:64", 1, MAX_FILES, 64, &t->files, &t->nfiles);
     return 0;
 }
 
@@ -230,7 +228,7 @@ void wb_fft_opts_compact(struct wb_fft_opts *t)
         memcpy(t->seconds, seconds, sizeof seconds);
         t->nseconds = 3;
     }
-    wb_options_size_list("--files", "1:16", 1, MAX_FILES, 64, &t->files, &t->nfiles);
+    wb_optparse_size_list("--files", "1:16", 1, MAX_FILES, 64, &t->files, &t->nfiles);
     t->sweep = WB_SWEEP_BOTH;
 }
 

@@ -10,6 +10,11 @@ enum wb_sweep { WB_SWEEP_BOTH, WB_SWEEP_SIZES, WB_SWEEP_FILES, WB_SWEEP_NONE };
 enum wb_fft_mode { WB_MODE_STFT, WB_MODE_WHOLE };
 enum wb_schedule { WB_SCHED_STATIC, WB_SCHED_DYNAMIC };
 enum wb_bad_input { WB_BAD_FAIL, WB_BAD_SKIP };
+/* Names of the values above, as options and result files spell them; NULL-terminated. */
+extern const char *const wb_sweep_names[];
+extern const char *const wb_fft_mode_names[];
+extern const char *const wb_schedule_names[];
+extern const char *const wb_bad_input_names[];
 
 struct wb_fft_opts {
     const char **inputs;        /* --input, repeatable: files or folders */

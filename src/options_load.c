@@ -1,4 +1,4 @@
-#include "options.h"
+#include "options_load.h"
 
 #include <float.h>
 #include <math.h>
@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "fft.h"
+#include "optparse.h"
 
 enum load_id {
     L_CLIENTS = 1, L_RATES, L_THINK, L_CLIENT_RANKS, L_FILES, L_SECONDS, L_DISPATCH, L_QUEUE, L_DURATION,
@@ -15,36 +16,36 @@ enum load_id {
 };
 
 const struct wb_optdef wb_load_optdefs[] = {
-    {"clients", 1, 0, L_CLIENTS, "LIST", "closed loop: logical clients per step, e.g. 1,2,4 or 1:16 (default 1,2,4)"},
-    {"rates", 1, 0, L_RATES, "LIST", "open loop: Poisson arrivals in requests/s per step, e.g. 5,10,20"},
-    {"think-ms", 1, 0, L_THINK, "MS", "closed loop: a client's pause after each answer (default 0)"},
+    {"clients", 1, 0, L_CLIENTS, "LIST", "closed loop: logical clients per step, e.g. 1,2,4 or 1:16 (default 1,2,4)", "1,2,4"},
+    {"rates", 1, 0, L_RATES, "LIST", "open loop: Poisson arrivals in requests/s per step, e.g. 5,10,20", NULL},
+    {"think-ms", 1, 0, L_THINK, "MS", "closed loop: a client's pause after each answer (default 0)", "0"},
     {"client-ranks", 1, 0, L_CLIENT_RANKS, "K|auto",
      "ranks that act as remote clients, sending their audio over MPI; 0: the head makes the requests "
-     "itself (default auto: 1 with 3 or more ranks, else 0)"},
-    {"files-per-request", 1, 0, L_FILES, "N", "audio files in one request (default 1)"},
-    {"seconds", 1, 0, L_SECONDS, "S", "seconds of 44.1 kHz synthetic audio per file (default 5)"},
+     "itself (default auto: 1 with 3 or more ranks, else 0)", "auto"},
+    {"files-per-request", 1, 0, L_FILES, "N", "audio files in one request (default 1)", "1"},
+    {"seconds", 1, 0, L_SECONDS, "S", "seconds of 44.1 kHz synthetic audio per file (default 5)", "5"},
     {"dispatch", 1, 0, L_DISPATCH, "dynamic|round-robin",
-     "dynamic: any idle worker takes the next request; round-robin: workers in turn (default dynamic)"},
-    {"queue-limit", 1, 0, L_QUEUE, "N", "requests that may wait on the head; more are rejected (default 64)"},
-    {"duration", 1, 0, L_DURATION, "S", "length of a load step in seconds (default 10)"},
-    {"requests", 1, 0, L_REQUESTS, "N", "end a step after N requests instead of a duration"},
-    {"warmup-s", 1, 0, L_WARMUP_S, "S", "flag requests of a step's first S seconds as warm-up (default 1)"},
-    {"slo-ms", 1, 0, L_SLO, "MS", "p95 latency a load must stay within to count as served (default 1000)"},
+     "dynamic: any idle worker takes the next request; round-robin: workers in turn (default dynamic)", "dynamic"},
+    {"queue-limit", 1, 0, L_QUEUE, "N", "requests that may wait on the head; more are rejected (default 64)", "64"},
+    {"duration", 1, 0, L_DURATION, "S", "length of a load step in seconds (default 10)", "10"},
+    {"requests", 1, 0, L_REQUESTS, "N", "end a step after N requests instead of a duration", NULL},
+    {"warmup-s", 1, 0, L_WARMUP_S, "S", "flag requests of a step's first S seconds as warm-up (default 1)", "1"},
+    {"slo-ms", 1, 0, L_SLO, "MS", "p95 latency a load must stay within to count as served (default 1000)", "1000"},
     {"ramp", 0, 0, L_RAMP, NULL,
      "raise the load from the list's first value (doubling, then bisecting) until the saturation point is "
-     "bracketed within 10%"},
-    {"max-load", 1, 0, L_MAX_LOAD, "X", "the ramp's ceiling: clients or requests/s (default 256 / 4096)"},
+     "bracketed within 10%", NULL},
+    {"max-load", 1, 0, L_MAX_LOAD, "X", "the ramp's ceiling: clients or requests/s (default 256 / 4096)", NULL},
     {"step-timeout", 1, 0, L_STEP_TIMEOUT, "S",
      "cut a step off after S seconds, mark its open requests unfinished and end the ramp "
-     "(default: duration + max(duration, 10 s); 120 s with --requests)"},
-    {"precision", 1, 0, L_PRECISION, "single|double", "FFT precision (default single)"},
-    {"plan", 1, 0, L_PLAN, "estimate|measure|patient", "FFTW planning effort, once per worker (default measure)"},
-    {"result", 1, 0, L_RESULT, "peaks|spectra", "what a worker returns per frame (default peaks)"},
+     "(default: duration + max(duration, 10 s); 120 s with --requests)", NULL},
+    {"precision", 1, 0, L_PRECISION, "single|double", "FFT precision (default single)", "single"},
+    {"plan", 1, 0, L_PLAN, "estimate|measure|patient", "FFTW planning effort, once per worker (default measure)", "measure"},
+    {"result", 1, 0, L_RESULT, "peaks|spectra", "what a worker returns per frame (default peaks)", "peaks"},
     {"service-delay-ms", 1, 0, L_DELAY, "MS",
-     "add a fixed delay per request on the worker, to model a slower node (default 0)"},
+     "add a fixed delay per request on the worker, to model a slower node (default 0)", "0"},
     {"poll-us", 1, 0, L_POLL, "US",
-     "longest idle sleep between polls; lower is more precise but costs CPU, 0 spins (default 200)"},
-    {NULL, 0, 0, 0, NULL, NULL},
+     "longest idle sleep between polls; lower is more precise but costs CPU, 0 spins (default 200)", "200"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 const char wb_load_summary[] = "concurrent clients against a head node and its workers: latency, throughput and "
@@ -87,18 +88,16 @@ static void set_loads(struct wb_load_opts *t, const double *v, int n)
     t->nloads = n;
 }
 
+const char *const wb_load_dispatch_names[] = {"dynamic", "round-robin", NULL};
+
 int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
 {
-    static const char *const dispatch[] = {"dynamic", "round-robin", NULL};
-    static const char *const precision[] = {"single", "double", NULL};
-    static const char *const plan[] = {"estimate", "measure", "patient", NULL};
-    static const char *const result[] = {"spectra", "peaks", NULL};
     int64_t v, *iv = NULL;
     double d, *dv = NULL;
     int k, n, rc = 0;
     switch (id) {
     case L_CLIENTS:
-        if ((rc = wb_options_size_list("--clients", arg, 1, 100000, WB_LOAD_MAX_LOADS, &iv, &n)) == 0) {
+        if ((rc = wb_optparse_size_list("--clients", arg, 1, 100000, WB_LOAD_MAX_LOADS, &iv, &n)) == 0) {
             double tmp[WB_LOAD_MAX_LOADS];
             for (int i = 0; i < n; i++)
                 tmp[i] = (double)iv[i];
@@ -109,7 +108,7 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         free(iv);
         break;
     case L_RATES:
-        if ((rc = wb_options_double_list("--rates", arg, -DBL_MAX, DBL_MAX, WB_LOAD_MAX_LOADS, &dv, &n)) == 0) {
+        if ((rc = wb_optparse_double_list("--rates", arg, -DBL_MAX, DBL_MAX, WB_LOAD_MAX_LOADS, &dv, &n)) == 0) {
             for (int i = 0; i < n && rc == 0; i++)
                 if (!(dv[i] > 0))
                     rc = wb_error_set(WB_EUSAGE, "--rates: %g is not a rate; give requests per second above 0, "
@@ -125,27 +124,27 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         free(dv);
         break;
     case L_THINK:
-        rc = wb_options_double("--think-ms", arg, 0, 3.6e6, &t->think_ms);
+        rc = wb_optparse_double("--think-ms", arg, 0, 3.6e6, &t->think_ms);
         break;
     case L_CLIENT_RANKS:
         if (!strcmp(arg, "auto"))
             t->client_ranks = WB_LOAD_CLIENT_RANKS_AUTO;
-        else if ((rc = wb_options_int("--client-ranks", arg, 0, 1000000, &v)) == 0)
+        else if ((rc = wb_optparse_int("--client-ranks", arg, 0, 1000000, &v)) == 0)
             t->client_ranks = (int)v;
         break;
     case L_FILES:
-        if ((rc = wb_options_int("--files-per-request", arg, 1, 1024, &v)) == 0)
+        if ((rc = wb_optparse_int("--files-per-request", arg, 1, 1024, &v)) == 0)
             t->files_per_request = (int)v;
         break;
     case L_SECONDS:
-        rc = wb_options_double("--seconds", arg, 0, 3600, &t->seconds);
+        rc = wb_optparse_double("--seconds", arg, 0, 3600, &t->seconds);
         break;
     case L_DISPATCH:
-        if ((rc = wb_options_choice("--dispatch", arg, dispatch, &k)) == 0)
+        if ((rc = wb_optparse_choice("--dispatch", arg, wb_load_dispatch_names, &k)) == 0)
             t->dispatch = k;
         break;
     case L_QUEUE:
-        if ((rc = wb_options_int("--queue-limit", arg, 0, 1000000, &v)) == 0) {
+        if ((rc = wb_optparse_int("--queue-limit", arg, 0, 1000000, &v)) == 0) {
             if (v == 0)
                 rc = wb_error_set(WB_EUSAGE, "--queue-limit 0: the queue must hold at least 1 request "
                                              "(0 would reject every request)");
@@ -153,17 +152,17 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         }
         break;
     case L_DURATION:
-        if ((rc = wb_options_double("--duration", arg, 0.01, 86400, &t->duration_s)) == 0)
+        if ((rc = wb_optparse_double("--duration", arg, 0.01, 86400, &t->duration_s)) == 0)
             t->duration_given = 1;
         break;
     case L_REQUESTS:
-        rc = wb_options_int("--requests", arg, 1, 100000000, &t->requests);
+        rc = wb_optparse_int("--requests", arg, 1, 100000000, &t->requests);
         break;
     case L_WARMUP_S:
-        rc = wb_options_double("--warmup-s", arg, 0, 86400, &t->warmup_s);
+        rc = wb_optparse_double("--warmup-s", arg, 0, 86400, &t->warmup_s);
         break;
     case L_SLO:
-        if ((rc = wb_options_double("--slo-ms", arg, 0, 3.6e6, &d)) == 0) {
+        if ((rc = wb_optparse_double("--slo-ms", arg, 0, 3.6e6, &d)) == 0) {
             if (d <= 0)
                 rc = wb_error_set(WB_EUSAGE, "--slo-ms: %g is not a latency target; give milliseconds above 0", d);
             t->slo_ms = d;
@@ -173,36 +172,36 @@ int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
         t->ramp = 1;
         break;
     case L_MAX_LOAD:
-        if ((rc = wb_options_double("--max-load", arg, 0, 1e6, &d)) == 0) {
+        if ((rc = wb_optparse_double("--max-load", arg, 0, 1e6, &d)) == 0) {
             if (d <= 0)
                 rc = wb_error_set(WB_EUSAGE, "--max-load: %g is not a load; give clients or requests/s above 0", d);
             t->max_load = d;
         }
         break;
     case L_STEP_TIMEOUT:
-        if ((rc = wb_options_double("--step-timeout", arg, 0, 1e6, &d)) == 0) {
+        if ((rc = wb_optparse_double("--step-timeout", arg, 0, 1e6, &d)) == 0) {
             if (d <= 0)
                 rc = wb_error_set(WB_EUSAGE, "--step-timeout: %g is not a time; give seconds above 0", d);
             t->step_timeout_s = d;
         }
         break;
     case L_PRECISION:
-        if ((rc = wb_options_choice("--precision", arg, precision, &k)) == 0)
+        if ((rc = wb_optparse_choice("--precision", arg, wb_fft_precision_names, &k)) == 0)
             t->precision = k == 0 ? WB_FFT_SINGLE : WB_FFT_DOUBLE;
         break;
     case L_PLAN:
-        if ((rc = wb_options_choice("--plan", arg, plan, &k)) == 0)
+        if ((rc = wb_optparse_choice("--plan", arg, wb_fft_effort_names, &k)) == 0)
             t->plan = k == 0 ? WB_FFT_ESTIMATE : k == 1 ? WB_FFT_MEASURE : WB_FFT_PATIENT;
         break;
     case L_RESULT:
-        if ((rc = wb_options_choice("--result", arg, result, &k)) == 0)
+        if ((rc = wb_optparse_choice("--result", arg, wb_fft_result_names, &k)) == 0)
             t->result = k == 0 ? WB_FFT_SPECTRA : WB_FFT_PEAKS;
         break;
     case L_DELAY:
-        rc = wb_options_double("--service-delay-ms", arg, 0, 3.6e6, &t->service_delay_ms);
+        rc = wb_optparse_double("--service-delay-ms", arg, 0, 3.6e6, &t->service_delay_ms);
         break;
     case L_POLL:
-        rc = wb_options_double("--poll-us", arg, 0, 1e6, &t->poll_us);
+        rc = wb_optparse_double("--poll-us", arg, 0, 1e6, &t->poll_us);
         break;
     default:
         rc = wb_error_set(WB_EUSAGE, "load: unknown option id %d", id);

@@ -8,6 +8,8 @@
 
 enum wb_load_loop { WB_LOAD_CLOSED = 0, WB_LOAD_OPEN = 1 };
 enum wb_load_dispatch { WB_LOAD_DYNAMIC = 0, WB_LOAD_ROUND_ROBIN = 1 };
+/* Names of the dispatch values, as options and result files spell them; NULL-terminated. */
+extern const char *const wb_load_dispatch_names[];
 
 /* Most loads in one --clients or --rates list, and most steps in one run (the ramp's hard stop). */
 #define WB_LOAD_MAX_LOADS 64

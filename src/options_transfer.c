@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "options.h"
+#include "optparse.h"
 
 enum transfer_id {
     T_TESTS = 1, T_SIZES, T_ITERS, T_TIME_PER_SIZE, T_ITERS_MIN, T_ITERS_MAX, T_WINDOW, T_WINDOW_BYTES,
@@ -20,22 +20,22 @@ enum transfer_id {
 const struct wb_optdef wb_transfer_optdefs[] = {
     {"tests", 1, 0, T_TESTS, "LIST",
      "tests (default all): pingpong, bw, bibw, ring (these need 2 ranks; skipped with 1), barrier, bcast, "
-     "scatter, gather, allgather, alltoall, reduce, allreduce; or all, p2p, collectives"},
-    {"sizes", 1, 'm', T_SIZES, "LIST", "message sizes in bytes (default 1:4M; 1 B to 1 GiB)"},
-    {"iters", 1, 'i', T_ITERS, "N|auto", "recorded repetitions per size (default auto: fill --time-per-size)"},
-    {"time-per-size", 1, 0, T_TIME_PER_SIZE, "SECONDS", "time iters auto aims at per size and pair (default 0.2)"},
-    {"iters-min", 1, 0, T_ITERS_MIN, "N", "fewest repetitions iters auto picks (default 5)"},
-    {"iters-max", 1, 0, T_ITERS_MAX, "N", "most repetitions iters auto picks (default 1000)"},
-    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw (default 64)"},
+     "scatter, gather, allgather, alltoall, reduce, allreduce; or all, p2p, collectives", NULL},
+    {"sizes", 1, 'm', T_SIZES, "LIST", "message sizes in bytes (default 1:4M; 1 B to 1 GiB)", NULL},
+    {"iters", 1, 'i', T_ITERS, "N|auto", "recorded repetitions per size (default auto: fill --time-per-size)", NULL},
+    {"time-per-size", 1, 0, T_TIME_PER_SIZE, "SECONDS", "time iters auto aims at per size and pair (default 0.2)", NULL},
+    {"iters-min", 1, 0, T_ITERS_MIN, "N", "fewest repetitions iters auto picks (default 5)", NULL},
+    {"iters-max", 1, 0, T_ITERS_MAX, "N", "most repetitions iters auto picks (default 1000)", NULL},
+    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw (default 64)", NULL},
     {"window-bytes", 1, 0, T_WINDOW_BYTES, "SIZE",
      "at most this many bytes in flight per window, each message in its own receive buffer; fewer "
-     "messages for big sizes (default 4M)"},
-    {"random-orders", 1, 0, T_RANDOM_ORDERS, "N", "ring: random rank orders beside the natural one (default 2)"},
+     "messages for big sizes (default 4M)", NULL},
+    {"random-orders", 1, 0, T_RANDOM_ORDERS, "N", "ring: random rank orders beside the natural one (default 2)", NULL},
     {"pairs", 1, 0, T_PAIRS, "first|all|LIST",
-     "point-to-point pairs: first (0:1), all (every ordered pair in turn), or LIST like 0:1,2:3 (at once)"},
-    {"root", 1, 0, T_ROOT, "rotate|N", "root of bcast, scatter, gather, reduce (default 0)"},
-    {"validate", 0, 0, T_VALIDATE, NULL, "check every received buffer (outside the timed part); exit 3 on a mismatch"},
-    {NULL, 0, 0, 0, NULL, NULL},
+     "point-to-point pairs: first (0:1), all (every ordered pair in turn), or LIST like 0:1,2:3 (at once)", NULL},
+    {"root", 1, 0, T_ROOT, "rotate|N", "root of bcast, scatter, gather, reduce (default 0)", NULL},
+    {"validate", 0, 0, T_VALIDATE, NULL, "check every received buffer (outside the timed part); exit 3 on a mismatch", NULL},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 const char wb_transfer_summary[] =
@@ -210,7 +210,7 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
     case T_TESTS:
         return parse_tests(arg, &t->tests);
     case T_SIZES:
-        rc = wb_options_size_list("--sizes", arg, 1, WB_TRANSFER_MAX_BYTES, WB_TRANSFER_MAX_SIZES, &vals, &n);
+        rc = wb_optparse_size_list("--sizes", arg, 1, WB_TRANSFER_MAX_BYTES, WB_TRANSFER_MAX_SIZES, &vals, &n);
         if (rc == 0) {
             memcpy(t->sizes_bytes, vals, (size_t)n * sizeof *vals);
             t->nsizes = n;
@@ -222,33 +222,33 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
             t->iters = 0;
             return 0;
         }
-        if (wb_options_int("--iters", arg, 1, 100000000, &v) != 0)
+        if (wb_optparse_int("--iters", arg, 1, 100000000, &v) != 0)
             return wb_error_set(WB_EUSAGE, "--iters: '%s' is not allowed; give a count from 1 to 100000000 or auto",
                                 arg);
         t->iters = (int)v;
         return 0;
     case T_TIME_PER_SIZE:
-        if ((rc = wb_options_double("--time-per-size", arg, 1e-4, 3600, &d)) == 0)
+        if ((rc = wb_optparse_double("--time-per-size", arg, 1e-4, 3600, &d)) == 0)
             t->time_per_size_s = d;
         return rc;
     case T_ITERS_MIN:
-        if ((rc = wb_options_int("--iters-min", arg, 1, 100000000, &v)) == 0)
+        if ((rc = wb_optparse_int("--iters-min", arg, 1, 100000000, &v)) == 0)
             t->iters_min = (int)v;
         return rc;
     case T_ITERS_MAX:
-        if ((rc = wb_options_int("--iters-max", arg, 1, 100000000, &v)) == 0)
+        if ((rc = wb_optparse_int("--iters-max", arg, 1, 100000000, &v)) == 0)
             t->iters_max = (int)v;
         return rc;
     case T_WINDOW:
-        if ((rc = wb_options_int("--window", arg, 1, 4096, &v)) == 0)
+        if ((rc = wb_optparse_int("--window", arg, 1, 4096, &v)) == 0)
             t->window = (int)v;
         return rc;
     case T_WINDOW_BYTES:
-        if ((rc = wb_options_size("--window-bytes", arg, 1, INT64_C(1) << 40, &v)) == 0)
+        if ((rc = wb_optparse_size("--window-bytes", arg, 1, INT64_C(1) << 40, &v)) == 0)
             t->window_bytes = v;
         return rc;
     case T_RANDOM_ORDERS:
-        if ((rc = wb_options_int("--random-orders", arg, 0, 1000, &v)) == 0)
+        if ((rc = wb_optparse_int("--random-orders", arg, 0, 1000, &v)) == 0)
             t->random_orders = (int)v;
         return rc;
     case T_PAIRS:
@@ -258,7 +258,7 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
             t->root = -1;
             return 0;
         }
-        if (wb_options_int("--root", arg, 0, 1000000, &v) != 0)
+        if (wb_optparse_int("--root", arg, 0, 1000000, &v) != 0)
             return wb_error_set(WB_EUSAGE, "--root: '%s' is not allowed; give rotate or a rank number", arg);
         t->root = (int)v;
         return 0;

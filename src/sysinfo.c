@@ -73,6 +73,15 @@ int wb_sysinfo_throttled(void)
 
 int64_t wb_sysinfo_mem_available(void)
 {
+#ifdef WB_TEST_FAULTS
+    /* Test-only: WB_FAULT_MEM_RANK=R leaves rank R (as the launcher numbers it) 1 MiB, so a check
+     * that reads this host can be made to differ between ranks. */
+    const char *fault = getenv("WB_FAULT_MEM_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
+    if (!me)
+        me = getenv("PMI_RANK");
+    if (fault && me && !strcmp(fault, me))
+        return INT64_C(1) << 20;
+#endif
     char v[128];
     if (read_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
         return -1;

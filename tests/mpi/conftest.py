@@ -51,6 +51,33 @@ def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -
                           stdin=subprocess.DEVNULL)
 
 
+def run_faults_each(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -> tuple[list[int], str]:
+    """Like run_faults, but each rank's own exit status, in rank order, and stderr without the lines
+    that report them. A hang (a rank waiting for one that left) fails the calling test."""
+    if not FAULTS_BIN.exists():
+        pytest.skip(f"{FAULTS_BIN} is built by make test")
+    full_env = mpi_env()
+    full_env.update(env)
+    exports = [a for k in env for a in ("-x", k)]
+    # The shell reports the status and itself exits 0, so mpirun does not cut the other ranks short.
+    wrap = '"$0" "$@"; echo "rank-exit ${OMPI_COMM_WORLD_RANK:-$PMI_RANK} $?" >&2'
+    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", *exports, "sh", "-c", wrap, str(FAULTS_BIN), *args]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"ranks still running after {timeout} s: one waits for another that left")
+    status: dict[int, int] = {}
+    rest = []
+    for line in r.stderr.splitlines():
+        if line.startswith("rank-exit "):
+            _, rank, code = line.split()
+            status[int(rank)] = int(code)
+        else:
+            rest.append(line)
+    return [status.get(q, -1) for q in range(np_)], "\n".join(rest)
+
+
 @pytest.fixture
 def wb():
     return run_wb

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, error_lines, mpi_env, run_faults, run_wb
+from conftest import BIN, error_lines, mpi_env, run_faults, run_faults_each, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 
@@ -215,6 +215,18 @@ def test_bad_options_exit_2_with_one_line_on_every_rank_count(tmp_path, args, ne
         assert len(lines) == 1 and needle in lines[0], lines
         assert "MPI_ABORT" not in r.stderr and "Traceback" not in r.stderr
         assert time.monotonic() - t0 < 30
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("sub", ["fft", "suite"])
+def test_one_rank_short_of_memory_stops_every_rank(tmp_path, sub):
+    # Rank 1 sees 1 MiB free, the others their real memory: the check differs between ranks.
+    args = ("--sweep", "sizes", "--seconds", "30") if sub == "fft" else ()
+    codes, stderr = run_faults_each(3, sub, *args, "-o", str(tmp_path / "x.h5"),
+                                    env={"WB_FAULT_MEM_RANK": "1"}, timeout=60)
+    assert codes == [2, 2, 2], (codes, stderr)
+    lines = error_lines(stderr)
+    assert len(lines) == 1 and "rank 1:" in lines[0] and "GB" in lines[0], lines
     assert not list(tmp_path.iterdir())
 
 

@@ -3,6 +3,7 @@
 
 #include "audio.h"
 #include "error.h"
+#include "rng.h"
 #include "wbtest.h"
 
 #include <errno.h>
@@ -738,13 +739,7 @@ static void test_rejects(void)
 
 static uint64_t fuzz_state = 0x5eed;
 
-static uint64_t fuzz_next(void)
-{
-    uint64_t z = (fuzz_state += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
+static uint64_t fuzz_next(void) { return wb_rng_next(&fuzz_state); }
 
 /* Random damage to good files must give 0 with sane fields or WB_EINPUT with a message, never a crash. */
 static void test_fuzz(void)

@@ -1,0 +1,66 @@
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_fft_int.h"
+#include "error.h"
+#include "fft.h"
+#include "options_fft.h"
+
+int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **out)
+{
+    for (int i = 0; i < c->kern.count; i++)
+        if (c->kern.n[i] == n) {
+            *out = c->kern.k[i];
+            return 0;
+        }
+    if (c->kern.count == WB_FFTB_NKERNELS)
+        wb_fftb_kernels_free(c);
+    /* Batches of 16 frames keep input and output in cache; whole files go one at a time. */
+    int64_t batch = c->f->mode == WB_MODE_STFT ? 16 : 1;
+    int rc = wb_fft_kernel_create(out, c->f->precision, n, batch, c->f->window, c->f->plan);
+    if (rc == 0) {
+        wb_fft_kernel_set_input(*out, c->input);
+        c->kern.k[c->kern.count] = *out;
+        c->kern.n[c->kern.count++] = n;
+    }
+    return rc;
+}
+
+void wb_fftb_kernels_free(struct wb_fftb_ctx *c)
+{
+    for (int i = 0; i < c->kern.count; i++)
+        wb_fft_kernel_destroy(&c->kern.k[i]);
+    c->kern.count = 0;
+}
+
+int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t u0, int64_t u1,
+                          const char *base, int64_t base_off, char *dst, double *t_fft_s)
+{
+    double t_fft = 0;
+    for (int64_t u = u0; u < u1;) {
+        int64_t v = u;
+        while (v + 1 < u1 && l->units[v + 1].file == l->units[u].file && l->units[v + 1].n == l->units[u].n)
+            v++;
+        struct wb_fft_kernel *k;
+        int rc = wb_fftb_kernel_for(c, l->units[u].n, &k);
+        if (rc)
+            return rc;
+        double t = 0;
+        rc = wb_fft_kernel_run(k, base + (size_t)(l->units[u].off - base_off) * c->sb, v - u + 1, c->f->hop,
+                               c->f->result, dst + (l->units[u].res_off - l->units[u0].res_off), &t);
+        if (rc)
+            return rc;
+        t_fft += t;
+        c->flops += (double)(v - u + 1) * wb_fft_flops(l->units[u].n);
+        u = v + 1;
+    }
+#ifdef WB_TEST_FAULTS
+    /* Test-only: corrupt one result so the verification path can be exercised. */
+    const char *fault = getenv("WB_FAULT");
+    if (fault && !strcmp(fault, "corrupt-fft") && u1 > u0)
+        memset(dst, 0x7f, (size_t)l->units[u0].res_bytes / 2);
+#endif
+    *t_fft_s = t_fft;
+    return 0;
+}

@@ -1,0 +1,232 @@
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio.h"
+#include "bench_fft_int.h"
+#include "comm.h"
+#include "error.h"
+#include "fft.h"
+#include "options.h"
+#include "report.h"
+#include "results.h"
+
+int wb_fftb_rootbuf_alloc(struct wb_fftb_ctx *c, struct wb_comm_shm *b, int64_t bytes)
+{
+    b->ptr = NULL;
+    b->win = MPI_WIN_NULL;
+    if (c->use_shm)
+        return wb_comm_shm_alloc(b, &c->shm, bytes);
+    int rc = 0;
+    if (c->rank == 0 && !(b->ptr = wb_fft_alloc((size_t)bytes)))
+        rc = wb_error_set(WB_ENOMEM, "out of memory for %lld bytes", (long long)bytes);
+    return wb_comm_agree(rc);
+}
+
+void wb_fftb_rootbuf_free(struct wb_comm_shm *b)
+{
+    if (b->win != MPI_WIN_NULL)
+        wb_comm_shm_free(b);
+    else
+        wb_fft_free(b->ptr);
+    b->ptr = NULL;
+}
+
+void wb_fftb_request_free(struct wb_fftb_request *rq)
+{
+    free(rq->file_samples);
+    free(rq->file_off);
+    free(rq->rows);
+    memset(rq, 0, sizeof *rq);
+}
+
+/* Tile (repeat) or cut a decoded file to exactly want samples; want 0 keeps it. */
+static int fit_length(struct wb_audio *a, int64_t want)
+{
+    if (want <= 0 || want == a->nsamples)
+        return 0;
+    float *s = malloc((size_t)want * sizeof *s);
+    if (!s)
+        return wb_error_set(WB_ENOMEM, "out of memory for %lld samples", (long long)want);
+    for (int64_t i = 0; i < want; i++)
+        s[i] = a->samples[i % a->nsamples];
+    free(a->samples);
+    a->samples = s;
+    a->data_bytes = a->nsamples > 0 ? a->data_bytes * want / a->nsamples : 0;
+    a->nsamples = want;
+    return 0;
+}
+
+/* Synthetic file index of the given length, generated once and kept: reading it later is a copy,
+ * as reading a file the page cache holds. */
+static int synth_get(struct wb_fftb_ctx *c, int index, double seconds, const struct wb_audio **out)
+{
+    if (seconds != c->synth_seconds) {
+        for (int i = 0; i < c->synth_cached; i++)
+            wb_audio_free(&c->synth_cache[i]);
+        c->synth_cached = 0;
+        c->synth_seconds = seconds;
+    }
+    if (index >= c->synth_cached) {
+        struct wb_audio *grown = realloc(c->synth_cache, (size_t)(index + 1) * sizeof *grown);
+        if (!grown)
+            return wb_error_set(WB_ENOMEM, "out of memory for synthetic audio");
+        c->synth_cache = grown;
+        for (int i = c->synth_cached; i <= index; i++) {
+            memset(&c->synth_cache[i], 0, sizeof c->synth_cache[i]);
+            int rc = wb_audio_synth(&c->synth_cache[i], seconds, c->f->sample_rate_hz, c->o->common.seed, i);
+            if (rc)
+                return rc;
+            /* Synthetic audio is accounted as the 16-bit PCM file it stands for. */
+            c->synth_cache[i].data_bytes = c->synth_cache[i].nsamples * 2;
+            c->synth_cache[i].bits = 16;
+            c->synth_cache[i].is_float = 0;
+            c->synth_cached = i + 1;
+        }
+    }
+    *out = &c->synth_cache[index];
+    return 0;
+}
+
+/* One file of a request, decoded: synthetic audio is borrowed from the cache, WAV is owned. */
+static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *owned,
+                    const struct wb_audio **a)
+{
+    if (c->nfiles_in == 0)
+        return synth_get(c, j, p->seconds, a);
+    int rc = wb_audio_read_wav(c->files[j % c->nfiles_in], owned);
+    if (rc == 0 && p->seconds > 0)
+        rc = fit_length(owned, (int64_t)llround(p->seconds * owned->sample_rate_hz));
+    *a = owned;
+    return rc;
+}
+
+/* The probe read: lengths, offsets and the table of inputs. */
+static int probe_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq)
+{
+    int rc = 0;
+    rq->nfiles = p->nfiles;
+    rq->file_samples = calloc((size_t)p->nfiles, sizeof *rq->file_samples);
+    rq->file_off = calloc((size_t)p->nfiles, sizeof *rq->file_off);
+    rq->rows = calloc((size_t)p->nfiles, sizeof *rq->rows);
+    if (!rq->file_samples || !rq->file_off || !rq->rows)
+        return wb_error_set(WB_ENOMEM, "out of memory");
+    rq->audio_bytes = 0;
+    for (int j = 0; j < p->nfiles && rc == 0; j++) {
+        struct wb_audio owned = {0};
+        const struct wb_audio *a;
+        rc = get_file(c, p, j, &owned, &a);
+        if (rc == 0) {
+            rq->rows[j] = (struct wb_result_input){.sample_rate = a->sample_rate_hz, .channels = a->channels,
+                                                   .bits = a->bits, .samples = a->nsamples,
+                                                   .bytes = a->data_bytes, .peak_hz = NAN};
+            snprintf(rq->rows[j].name, sizeof rq->rows[j].name, "%s", a->name);
+            rq->file_samples[j] = a->nsamples;
+            rq->file_off[j] = j ? rq->file_off[j - 1] + rq->file_samples[j - 1] : 0;
+            rq->audio_bytes += a->data_bytes;
+        }
+        wb_audio_free(&owned);
+    }
+    return rc;
+}
+
+int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
+                         int probe)
+{
+    if (probe)
+        return probe_request(c, p, rq);
+    int rc = 0;
+    for (int j = 0; j < p->nfiles && rc == 0; j++) {
+        struct wb_audio owned = {0};
+        const struct wb_audio *a;
+        rc = get_file(c, p, j, &owned, &a);
+        if (rc == 0 && a->nsamples != rq->file_samples[j])
+            rc = wb_error_set(WB_EINPUT, "%s changed length during the run (%lld samples, then %lld)", a->name,
+                              (long long)rq->file_samples[j], (long long)a->nsamples);
+        if (rc == 0)
+            wb_fft_store(rq->buf + (size_t)rq->file_off[j] * c->sb, a->samples, a->nsamples, c->input, c->f->precision);
+        wb_audio_free(&owned);
+    }
+    return rc;
+}
+
+int wb_fftb_share_lengths(struct wb_fftb_ctx *c, struct wb_fftb_request *rq, int nfiles)
+{
+    int rc = 0;
+    if (c->rank != 0) {
+        rq->nfiles = nfiles;
+        rq->file_samples = calloc((size_t)nfiles, sizeof *rq->file_samples);
+        rq->file_off = calloc((size_t)nfiles, sizeof *rq->file_off);
+        if (!rq->file_samples || !rq->file_off)
+            rc = wb_error_set(WB_ENOMEM, "out of memory");
+    }
+    rc = wb_comm_agree(rc);
+    if (rc == 0)
+        rc = wb_comm_bcast(rq->file_samples, (size_t)nfiles * sizeof(int64_t), 0);
+    for (int j = 0; rc == 0 && j < nfiles; j++)
+        rq->file_off[j] = j ? rq->file_off[j - 1] + rq->file_samples[j - 1] : 0;
+    rq->total_samples = rc == 0 && nfiles ? rq->file_off[nfiles - 1] + rq->file_samples[nfiles - 1] : 0;
+    return rc;
+}
+
+/* One input file, decoded once: 0 if usable, else the reason. */
+static int probe_input(struct wb_fftb_ctx *c, const char *path)
+{
+    const struct wb_fft_opts *f = c->f;
+    struct wb_audio a = {0};
+    int bad = wb_audio_read_wav(path, &a);
+    /* 16-bit samples travel as 16-bit only if every file is 8- or 16-bit PCM: that is exact. */
+    if (bad == 0 && (a.is_float || a.bits > 16))
+        c->input = WB_FFT_IN_NATIVE;
+    if (bad == 0 && f->mode == WB_MODE_STFT && a.nsamples < f->frame && f->sweep == WB_SWEEP_NONE)
+        bad = wb_error_set(WB_EINPUT, "%s: %lld samples is shorter than one frame of %lld; use a smaller --frame",
+                           path, (long long)a.nsamples, (long long)f->frame);
+    wb_audio_free(&a);
+    return bad;
+}
+
+int wb_fftb_load_inputs(struct wb_fftb_ctx *c)
+{
+    const struct wb_fft_opts *f = c->f;
+    char **all = NULL;
+    int nall = 0, rc = wb_audio_list_inputs(f->inputs, f->ninputs, &all, &nall);
+    if (rc)
+        return rc;
+    c->files = calloc((size_t)nall, sizeof *c->files);
+    if (!c->files) {
+        wb_audio_free_list(&all, nall);
+        return wb_error_set(WB_ENOMEM, "out of memory");
+    }
+    for (int i = 0; rc == 0 && i < nall; i++) {
+        int bad = probe_input(c, all[i]);
+        if (bad && f->on_bad_input == WB_BAD_FAIL) {
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", wb_error_message());
+            rc = wb_error_set(WB_EINPUT, "%s (add --on-bad-input skip to go on without it)", msg);
+        } else if (bad) {
+            wb_report_warn("skipping %s", wb_error_message());
+        } else {
+            c->files[c->nfiles_in++] = all[i];
+            all[i] = NULL;
+        }
+    }
+    wb_audio_free_list(&all, nall);
+    if (rc == 0 && c->nfiles_in == 0)
+        rc = wb_error_set(WB_EINPUT, "none of the --input files is usable; see the warnings above");
+    return rc;
+}
+
+void wb_fftb_inputs_free(struct wb_fftb_ctx *c)
+{
+    for (int i = 0; i < c->synth_cached; i++)
+        wb_audio_free(&c->synth_cache[i]);
+    free(c->synth_cache);
+    c->synth_cache = NULL;
+    c->synth_cached = 0;
+    for (int i = 0; c->files && i < c->nfiles_in; i++)
+        free(c->files[i]);
+    free(c->files);
+    c->files = NULL;
+}
