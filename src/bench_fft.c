@@ -54,6 +54,8 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (rc == 0)
         rc = wb_fftb_rootbuf_alloc(c, &pr->resb, pr->l.res_total);
     pr->rq.buf = pr->inb.ptr;
+    if (rc == 0 && c->rank == 0)
+        rc = wb_fftb_make_synthetic(c, p, &pr->rq);
     /* Plans are made before timing, once per length, and reused by every repetition. */
     if (rc == 0) {
         int64_t u0 = 0, u1 = pr->l.nunits;

@@ -71,11 +71,12 @@ int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nfra
 int wb_fft_kernel_check(struct wb_fft_kernel *k, const void *samples, int64_t nframes, int64_t hop,
                         int64_t max_check, double *parseval_rel, double *roundtrip_rel);
 
-/* Naive DFT of nbins bins of one frame (frame: its first sample, stored as the kernel reads them):
+/* Naive DFT of nbins (at most 16) bins of one frame (frame: its first sample, stored as the kernel reads them):
  * the strongest non-DC bin of got, DC, and bins drawn from seed. got is that frame's result as
  * wb_fft_kernel_run wrote it (result: enum wb_fft_result). *max_rel: the largest difference over the
  * frame's strongest magnitude (spectra), or over the peak's beyond its float rounding (peaks: also
- * any checked bin louder than the peak). O(n * nbins) in double precision, for use outside timing. Local. 0 or WB_ENOMEM. */
+ * any checked bin louder than the peak). O(n * nbins) in double precision, O(nbins) memory, for use
+ * outside timing. Local. Returns 0. */
 int wb_fft_kernel_dft_check(const struct wb_fft_kernel *k, const void *frame, int result, const void *got,
                             int nbins, uint64_t seed, double *max_rel);
 

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "fft.h"
+#include "timer.h"
 #include "wbtest.h"
 
 #define PI 3.14159265358979323846
@@ -144,16 +145,16 @@ static void test_batch_invariance(int precision, int input, int64_t n, int64_t h
 }
 
 /* The reference DFT check passes on the kernel's own results and catches corrupted ones. */
-static void test_dft_check(int precision, int input, int64_t n)
+static void test_dft_check(int precision, int input, int64_t n, int64_t batch)
 {
     int64_t nb = n / 2 + 1;
-    double *x = malloc((size_t)n * sizeof *x), tol = wb_fft_tolerance(precision, n), rel = -1;
-    void *samples = wb_fft_alloc((size_t)n * wb_fft_input_bytes(input, precision));
-    size_t sb = wb_fft_sample_bytes(precision);
+    double *x = malloc((size_t)(n + 1) * sizeof *x), tol = wb_fft_tolerance(precision, n), rel = -1;
+    size_t ib = wb_fft_input_bytes(input, precision), sb = wb_fft_sample_bytes(precision);
+    char *samples = wb_fft_alloc((size_t)(n + 1) * ib);
     char *mags = wb_fft_alloc((size_t)nb * sb);
     struct wb_fft_peak peak;
-    make_samples(precision, input, n, 11u, samples, x);
-    struct wb_fft_kernel *k = plan(precision, input, n, 0, WB_FFT_HANN, WB_FFT_ESTIMATE);
+    make_samples(precision, input, n + 1, 11u, samples, x);
+    struct wb_fft_kernel *k = plan(precision, input, n, batch, WB_FFT_HANN, WB_FFT_ESTIMATE);
     const char *what = prec_name(precision), *how = input_name(input);
     if (k) {
         wb_fft_kernel_run(k, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
@@ -164,6 +165,18 @@ static void test_dft_check(int precision, int input, int64_t n)
         rc = wb_fft_kernel_dft_check(k, samples, WB_FFT_PEAKS, &peak, 12, 5u, &rel);
         WBTEST_CHECK(rc == 0 && rel <= tol, "%s %s n=%lld: peak matches the naive DFT (%.2e <= %.2e)", what, how,
                      (long long)n, rel, tol);
+        /* The spectrum without the window is a right transform of the wrong frame: Parseval, the
+         * round trip and a rerun all agree with it, the DFT does not. */
+        struct wb_fft_kernel *rect = plan(precision, input, n, 1, WB_FFT_RECT, WB_FFT_ESTIMATE);
+        if (rect)
+            wb_fft_kernel_run(rect, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
+        wb_fft_kernel_destroy(&rect);
+        double t0 = wb_timer_now_s();
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        double t_check = wb_timer_now_s() - t0;
+        WBTEST_CHECK(rel > tol, "%s %s: a spectrum of the unwindowed frame is caught (%.2e)", what, how, rel);
+        printf("# %s %s n=%lld: one DFT check of 12 bins took %.2f ms\n", what, how, (long long)n, 1e3 * t_check);
+        wb_fft_kernel_run(k, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
         /* The strongest bin is always checked: 0.1% too loud there is caught. */
         int64_t top = peak.bin;
         if (precision == WB_FFT_DOUBLE)
@@ -215,9 +228,12 @@ int main(void)
             test_batch_invariance(prec, in, 1024, 512);
             test_batch_invariance(prec, in, 1000, 333);
             test_batch_invariance(prec, in, 127, 61);
-            test_dft_check(prec, in, 4096);
-            test_dft_check(prec, in, 1000);
+            test_dft_check(prec, in, 4096, 0);
+            test_dft_check(prec, in, 1000, 0);
         }
+    /* Whole-file lengths: 220501 = 23 x 9587 points, one frame, as --mode whole plans it. */
+    for (int prec = WB_FFT_SINGLE; prec <= WB_FFT_DOUBLE; prec++)
+        test_dft_check(prec, WB_FFT_IN_S16, 220501, 1);
 
     /* A pure tone must peak in its bin; Parseval and the round trip hold. */
     int64_t n = 4096, nframes = 8, hop = 2048, len = (nframes - 1) * hop + n;
