@@ -110,12 +110,6 @@ static void fill_window(struct wb_fft_kernel *k)
     }
 }
 
-void wb_fft_kernel_set_input(struct wb_fft_kernel *k, int format)
-{
-    k->input = format;
-    fill_window(k);
-}
-
 int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k) { return k->batch; }
 
 static void destroy_plans(struct wb_fft_kernel *k)

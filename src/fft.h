@@ -45,9 +45,6 @@ int wb_fft_kernel_plan(struct wb_fft_kernel **k, const struct wb_fft_spec *spec)
 int wb_fft_kernel_create(struct wb_fft_kernel **k, int precision, int64_t n, int64_t batch, int window,
                          int effort);
 
-/* Read samples as format (enum wb_fft_input) from now on. Local. */
-void wb_fft_kernel_set_input(struct wb_fft_kernel *k, int format);
-
 /* Frames per block this kernel works in (chosen or given). */
 int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k);
 

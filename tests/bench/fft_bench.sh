@@ -45,38 +45,48 @@ PY
 if want compute; then
   echo "== whole compute (window, convert, r2c, magnitudes): wulfbench t_compute against the best reference"
   echo "   --baseline --sweep files --files 64 (5 s files, 44.1 kHz, 16-bit, hop frame/2); medians over $REPS reps"
-  echo "   per run, $ROUNDS interleaved rounds (wulfbench, reference, wulfbench, ...); ratio = median of paired ratios"
+  echo "   per run, $ROUNDS interleaved rounds (reference, wulfbench, ...); ratio = median of paired ratios."
+  echo "   The reference plans FFTW_PATIENT; 'patient' runs wulfbench --plan patient on the reference's own"
+  echo "   wisdom (the same plan), 'measure' is wulfbench's default planning."
   printf '%-34s %13s %13s %s\n' "" "wulfbench" "reference" "ratio [min, max]"
   for prec in $PRECISIONS; do
     for frame in $FRAMES; do
-      pairs="$tmp/pairs-$prec-$frame"
-      : >"$pairs"
-      batch=?
+      wis="$tmp/ref-$prec-$frame.wisdom"
+      : >"$tmp/pairs-patient" && : >"$tmp/pairs-measure"
+      batch=? wbatch=?
       for ((r = 0; r < ROUNDS; r++)); do
-        $WB fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" --reps "$REPS" -q \
-          --force -o "$tmp/c.h5" >/dev/null
-        a=$(h5med "$tmp/c.h5" t_compute)
-        out=$($REF pipeline "$prec" "$frame" 64 "$REPS" "$tmp/ref-$prec.wisdom")
-        echo "$a $(field "$out" median_s)" >>"$pairs"
+        out=$($REF pipeline "$prec" "$frame" 64 "$REPS" "$wis")
+        ref=$(field "$out" median_s)
         batch=$(field "$out" batch)
+        for plan in patient measure; do
+          extra=()
+          [ "$plan" = patient ] && extra=(--wisdom "$wis")
+          $WB fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" --plan "$plan" \
+            "${extra[@]}" --reps "$REPS" -q --force -o "$tmp/c.h5" >/dev/null
+          echo "$(h5med "$tmp/c.h5" t_compute) $ref" >>"$tmp/pairs-$plan"
+          wbatch=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1])["fft/p000"].attrs["batch"])' "$tmp/c.h5")
+        done
       done
-      summary "$prec, frame $frame (ref batch $batch)" "$pairs"
+      summary "$prec $frame patient (batch $wbatch/$batch)" "$tmp/pairs-patient"
+      summary "$prec $frame measure" "$tmp/pairs-measure"
     done
   done
 fi
 
 if want whole; then
-  echo "== --mode whole, one file of 220501 samples (23 x 9587): wulfbench t_compute against a bare r2c"
-  echo "   of that length, both FFTW_MEASURE; $ROUNDS interleaved rounds of $REPS reps"
+  echo "== --mode whole, one file of 220501 samples (23 x 9587): wulfbench t_compute against a bare r2c of"
+  echo "   that length planned with FFTW_MEASURE, wulfbench running the same plan (the r2c's wisdom);"
+  echo "   $ROUNDS interleaved rounds of $REPS reps"
   sox -n -r 44100 -b 16 -c 1 "$tmp/long.wav" synth 220501s sine 1000 vol 0.5
   printf '%-34s %13s %13s %s\n' "" "wulfbench" "bare r2c" "ratio [min, max]"
   for prec in $PRECISIONS; do
     pairs="$tmp/whole-$prec"
+    wis="$tmp/whole-$prec.wisdom"
     : >"$pairs"
     for ((r = 0; r < ROUNDS; r++)); do
-      $WB fft --baseline --mode whole --input "$tmp/long.wav" --precision "$prec" --reps "$REPS" -q --force \
-        -o "$tmp/w.h5" >/dev/null
-      out=$($REF r2c "$prec" 220501 "$REPS" measure)
+      out=$($REF r2c "$prec" 220501 "$REPS" measure "$wis")
+      $WB fft --baseline --mode whole --input "$tmp/long.wav" --precision "$prec" --wisdom "$wis" --reps "$REPS" \
+        -q --force -o "$tmp/w.h5" >/dev/null
       echo "$(h5med "$tmp/w.h5" t_compute) $(field "$out" median_s)" >>"$pairs"
     done
     summary "$prec, 220501 points" "$pairs"

@@ -6,9 +6,11 @@
  *     16-bit samples times a Hann window with 1/32768 folded in, in the transform's precision; r2c
  *     one frame at a time with an FFTW_PATIENT plan (wisdom kept in WISDOM); sqrt(re^2 + im^2) into
  *     one array of spectra. Frames go through in blocks of the batch that ran fastest here.
- *   fft_ref r2c single|double LENGTH REPS [estimate|measure|patient]
+ *   fft_ref r2c single|double LENGTH REPS [estimate|measure|patient [WISDOM]]
  *     A bare r2c of one array of LENGTH points (FFTW_MEASURE by default, input may be overwritten),
  *     as `--mode whole` plans it.
+ * WISDOM is read (if it exists) and written in the format of wulfbench's --wisdom, so wulfbench
+ * can run the very plan the reference timed.
  *   fft_ref phase FRAMES FRAME REPS
  *     The FFT phase alone: a batch-16 single-precision r2c plan (FFTW_MEASURE) streamed over FRAMES
  *     frames, no window and no magnitudes.
@@ -56,6 +58,39 @@ static void *xmalloc(size_t n)
 static unsigned effort(const char *s)
 {
     return !strcmp(s, "estimate") ? FFTW_ESTIMATE : !strcmp(s, "patient") ? FFTW_PATIENT : FFTW_MEASURE;
+}
+
+/* Wisdom in wulfbench's --wisdom format (double-precision wisdom, a newline, single-precision
+ * wisdom), so a run of each can share one plan. A missing file is no error. */
+static void wisdom_load(const char *path)
+{
+    FILE *fp = path ? fopen(path, "r") : NULL;
+    if (!fp)
+        return;
+    char *w = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&w, &len);
+    for (int ch; mem && (ch = fgetc(fp)) != EOF;)
+        fputc(ch, mem);
+    fclose(fp);
+    if (!mem || fclose(mem) != 0 || !w)
+        return;
+    char *split = strstr(w, "\n(fftw-3");
+    if (split)
+        *split = '\0';
+    if (!fftw_import_wisdom_from_string(w) || (split && !fftwf_import_wisdom_from_string(split + 1)))
+        fprintf(stderr, "fft_ref: %s is not FFTW wisdom of this version; planning afresh\n", path);
+    free(w);
+}
+
+static void wisdom_save(const char *path)
+{
+    char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
+    FILE *fp = path && d && f ? fopen(path, "w") : NULL;
+    if (!fp || fprintf(fp, "%s\n%s", d, f) < 0 || fclose(fp) != 0)
+        fprintf(stderr, "fft_ref: could not save wisdom to %s\n", path ? path : "(none)");
+    free(d);
+    free(f);
 }
 
 /* The work: files of 16-bit samples back to back, and the frames of each file. */
@@ -136,8 +171,7 @@ static int pipeline(int dbl, int n, int files, int reps, const char *wisdom)
     w.in = xmalloc(sb * (size_t)w.in_stride * 32);
     w.out = xmalloc(2 * sb * (size_t)w.out_stride * 32);
     w.spectra = xmalloc(sb * (size_t)w.nb * (size_t)w.frames);
-    if (wisdom)
-        dbl ? fftw_import_wisdom_from_filename(wisdom) : fftwf_import_wisdom_from_filename(wisdom);
+    wisdom_load(wisdom);
     unsigned flags = FFTW_PATIENT | FFTW_DESTROY_INPUT;
     if (dbl)
         w.pd = fftw_plan_dft_r2c_1d(n, w.in, w.out, flags);
@@ -147,8 +181,8 @@ static int pipeline(int dbl, int n, int files, int reps, const char *wisdom)
         fprintf(stderr, "fft_ref: FFTW could not plan r2c of %d points\n", n);
         return 1;
     }
-    if (wisdom && !(dbl ? fftw_export_wisdom_to_filename(wisdom) : fftwf_export_wisdom_to_filename(wisdom)))
-        fprintf(stderr, "fft_ref: could not save wisdom to %s\n", wisdom);
+    if (wisdom)
+        wisdom_save(wisdom);
     for (int i = 0; i < n; i++) {
         double v = (0.5 - 0.5 * cos(2 * PI * i / n)) / 32768.0;
         if (dbl)
@@ -182,8 +216,9 @@ static int pipeline(int dbl, int n, int files, int reps, const char *wisdom)
     return 0;
 }
 
-static int bare_r2c(int dbl, int n, int reps, unsigned flags)
+static int bare_r2c(int dbl, int n, int reps, unsigned flags, const char *wisdom)
 {
+    wisdom_load(wisdom);
     size_t sb = dbl ? sizeof(double) : sizeof(float);
     void *in = xmalloc(sb * (size_t)n), *out = xmalloc(2 * sb * (size_t)(n / 2 + 1)), *keep = xmalloc(sb * (size_t)n);
     /* The input is scratch, as in any pipeline that fills it per transform: FFTW may overwrite it. */
@@ -194,6 +229,8 @@ static int bare_r2c(int dbl, int n, int reps, unsigned flags)
         fprintf(stderr, "fft_ref: FFTW could not plan r2c of %d points\n", n);
         return 1;
     }
+    if (wisdom)
+        wisdom_save(wisdom);
     for (int i = 0; i < n; i++) {
         double v = sin(0.001 * i);
         if (dbl)
@@ -251,11 +288,12 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "pipeline") && argc >= 6 && atoi(argv[3]) >= 16 && atoi(argv[4]) >= 1 && atoi(argv[5]) >= 1)
         return pipeline(dbl, atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 ? argv[6] : NULL);
     if (!strcmp(mode, "r2c") && argc >= 5 && atoi(argv[3]) >= 2 && atoi(argv[4]) >= 1)
-        return bare_r2c(dbl, atoi(argv[3]), atoi(argv[4]), effort(argc > 5 ? argv[5] : "measure"));
+        return bare_r2c(dbl, atoi(argv[3]), atoi(argv[4]), effort(argc > 5 ? argv[5] : "measure"),
+                        argc > 6 ? argv[6] : NULL);
     if (!strcmp(mode, "phase") && argc >= 5 && atol(argv[2]) >= 16 && atoi(argv[3]) >= 16 && atoi(argv[4]) >= 1)
         return fft_phase(atol(argv[2]), atoi(argv[3]), atoi(argv[4]));
     fprintf(stderr, "usage: fft_ref pipeline single|double FRAME FILES REPS [WISDOM]\n"
-                    "       fft_ref r2c single|double LENGTH REPS [estimate|measure|patient]\n"
+                    "       fft_ref r2c single|double LENGTH REPS [estimate|measure|patient [WISDOM]]\n"
                     "       fft_ref phase FRAMES FRAME REPS\n");
     return 2;
 }
