@@ -167,13 +167,15 @@ int64_t wb_fft_opts_point_bytes(const struct wb_fft_opts *t, int nfiles, double 
         kernel_bytes = 0;
     } else {
         result_bytes = t->result == WB_FFT_PEAKS ? sizeof(struct wb_fft_peak) : (floor(samples / 2) + 1) * sb;
-        /* Frame, spectrum, window and check buffers of one file's length, and FFTW's own scratch. */
-        kernel_bytes = 8.0 * samples * sb;
+        /* Frame, spectrum, window and check buffers of one file's length and FFTW's own scratch, and
+         * for spectra the verification's copy and statistics of one spectrum (fitted to peak RSS of
+         * 60 s files in both precisions: 4.5 sample bytes a point, and 12 + sb / 2 bytes). */
+        kernel_bytes = samples * (4.5 * sb + (t->result == WB_FFT_PEAKS ? 0.0 : 12.0 + 0.5 * sb));
     }
     /* Root: the request in the wire format, every result, one file being decoded (float samples and,
-     * for WAV, its bytes), and the program itself with MPI, HDF5 and FFTW (measured, about 30 MB). */
+     * for WAV, its 16-bit data), and the program itself with MPI, HDF5 and FFTW (measured: 30 MB). */
     double wire = t->wire_native ? sb : 2.0;
-    double bytes = (double)nfiles * samples * wire + (double)nfiles * frames * result_bytes + samples * 8.0 +
+    double bytes = (double)nfiles * samples * wire + (double)nfiles * frames * result_bytes + samples * 6.0 +
                    kernel_bytes + 30e6;
     return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
 }

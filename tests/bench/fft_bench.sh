@@ -120,7 +120,8 @@ if want memory; then
       /usr/bin/time -v $WB fft --baseline --sweep files --files "$n" --result "$result" --reps 1 --warmup 0 -q \
         --force -o "$tmp/m.h5" >/dev/null 2>"$tmp/time.txt"
       kb=$(grep 'Maximum resident set size' "$tmp/time.txt" | grep -oE '[0-9]+$')
-      audio=$("$PYTHON" -c 'import sys, h5py; print(int(h5py.File(sys.argv[1])["fft/p000"].attrs["input_bytes"]))' "$tmp/m.h5")
+      audio=$("$PYTHON" -c 'import sys, h5py; a = h5py.File(sys.argv[1])["fft/p000"].attrs
+print(int(a["input_bytes"]), int(a["root_bytes_estimate"]))' "$tmp/m.h5")
       echo "$audio $((kb * 1024))" >>"$fit"
     done
     "$PYTHON" - "$result" "$fit" <<'PY'
@@ -128,10 +129,13 @@ import sys
 import numpy as np
 result, path = sys.argv[1], sys.argv[2]
 a = np.loadtxt(path, ndmin=2)
-slope, const = np.polyfit(a[:, 0], a[:, 1], 1)
+audio, est, rss = a[:, 0], a[:, 1], a[:, 2]
+slope, const = np.polyfit(audio, rss, 1)
 target = {"spectra": 3.1, "peaks": 1.1}[result]
-rows = ", ".join(f"{x / 1e6:.0f} MB -> {y / 1e6:.0f} MB" for x, y in a)
+rows = ", ".join(f"{x / 1e6:.0f} MB -> {y / 1e6:.0f} MB" for x, y in zip(audio, rss))
+worst = np.max(np.abs(est - rss) / rss)
 print(f"   {result:8s} {slope:5.2f} bytes per audio byte + {const / 1e6:6.1f} MB   (target <= {target})   [{rows}]")
+print(f"            the --max-memory estimate is within {100 * worst:.0f}% of the measured peak (target 20%)")
 PY
   done
 fi

@@ -67,12 +67,18 @@ def test_a_consistently_wrong_transform_fails_only_the_dft_check(tmp_path):
     assert v["tones_found"] == v["tones_expected"]
 
 
+# 128 files of 5 s (56 MB of audio) and one file of 60 s (whole mode: one 2.6 M-point transform),
+# so the terms that grow with the audio outweigh the program's own 30 MB.
+SIZES = {"files": ("--sweep", "files", "--files", "128"),
+         "whole": ("--sweep", "sizes", "--seconds", "60", "--mode", "whole", "--plan", "estimate")}
+
+
 @pytest.mark.parametrize("result", ["spectra", "peaks"])
-def test_memory_estimate_matches_peak_rss(tmp_path, result):
+@pytest.mark.parametrize("size", sorted(SIZES))
+def test_memory_estimate_matches_peak_rss(tmp_path, result, size):
     out = tmp_path / "m.h5"
-    # 128 files of 5 s: 56 MB of audio, so the per-byte terms outweigh the program's own 30 MB.
-    args = ("fft", "--baseline", "--sweep", "files", "--files", "128", "--result", result, "--reps", "1",
-            "--warmup", "0", "-q", "-o", str(out))
+    args = ("fft", "--baseline", *SIZES[size], "--result", result, "--reps", "1", "--warmup", "0", "-q",
+            "-o", str(out))
     # A fresh interpreter runs it, so the peak of its children is this run's own.
     probe = subprocess.run(
         [sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, "
