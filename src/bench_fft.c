@@ -55,6 +55,8 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (rc == 0)
         rc = wb_fftb_rootbuf_alloc(c, &pr->resb, pr->l.res_total);
     pr->rq.buf = pr->inb.ptr;
+    if (rc == 0 && c->rank == 0)
+        rc = wb_fftb_make_synthetic(c, p, &pr->rq);
     if (rc == 0 && c->paired && c->rank == 0 && !(pr->alone_res = wb_fft_alloc((size_t)pr->l.res_total)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for rank 0's own results (--paired-baseline)");
     /* Plans are made before timing, once per length, and reused by every repetition. */

@@ -16,13 +16,20 @@ int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **
         }
     if (c->kern.count == WB_FFTB_NKERNELS)
         wb_fftb_kernels_free(c);
-    /* Batches of 16 frames keep input and output in cache; whole files go one at a time. */
-    int64_t batch = c->f->mode == WB_MODE_STFT ? 16 : 1;
-    int rc = wb_fft_kernel_create(out, c->f->precision, n, batch, c->f->window, c->f->plan);
+    /* STFT frames go in blocks of the batch that ran fastest at plan time; whole files one at a time. */
+    int stft = c->f->mode == WB_MODE_STFT;
+    struct wb_fft_spec spec = {c->f->precision, n, stft ? 0 : 1, c->f->window, c->f->plan, c->input};
+#ifdef WB_TEST_FAULTS
+    /* Test-only: force a batch, to show that results do not depend on it. */
+    const char *forced = getenv("WB_FFT_BATCH");
+    if (stft && forced && atoll(forced) > 0)
+        spec.batch = atoll(forced);
+#endif
+    int rc = wb_fft_kernel_plan(out, &spec);
     if (rc == 0) {
-        wb_fft_kernel_set_input(*out, c->input);
         c->kern.k[c->kern.count] = *out;
         c->kern.n[c->kern.count++] = n;
+        c->batch = wb_fft_kernel_batch(*out);
     }
     return rc;
 }

@@ -59,48 +59,34 @@ static int fit_length(struct wb_audio *a, int64_t want)
     return 0;
 }
 
-/* Synthetic file index of the given length, generated once and kept: reading it later is a copy,
- * as reading a file the page cache holds. */
-static int synth_get(struct wb_fftb_ctx *c, int index, double seconds, const struct wb_audio **out)
+/* Samples wb_audio_synth makes for seconds at rate_hz (it rounds to the nearest sample); a
+ * mismatch is caught when the file is made. */
+static int64_t synth_samples(double seconds, int32_t rate_hz) { return (int64_t)floor(seconds * rate_hz + 0.5); }
+
+/* One WAV file of a request, decoded and fitted to the point's length. */
+static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *a)
 {
-    if (seconds != c->synth_seconds) {
-        for (int i = 0; i < c->synth_cached; i++)
-            wb_audio_free(&c->synth_cache[i]);
-        c->synth_cached = 0;
-        c->synth_seconds = seconds;
-    }
-    if (index >= c->synth_cached) {
-        struct wb_audio *grown = realloc(c->synth_cache, (size_t)(index + 1) * sizeof *grown);
-        if (!grown)
-            return wb_error_set(WB_ENOMEM, "out of memory for synthetic audio");
-        c->synth_cache = grown;
-        for (int i = c->synth_cached; i <= index; i++) {
-            memset(&c->synth_cache[i], 0, sizeof c->synth_cache[i]);
-            int rc = wb_audio_synth(&c->synth_cache[i], seconds, c->f->sample_rate_hz, c->o->common.seed, i);
-            if (rc)
-                return rc;
-            /* Synthetic audio is accounted as the 16-bit PCM file it stands for. */
-            c->synth_cache[i].data_bytes = c->synth_cache[i].nsamples * 2;
-            c->synth_cache[i].bits = 16;
-            c->synth_cache[i].is_float = 0;
-            c->synth_cached = i + 1;
-        }
-    }
-    *out = &c->synth_cache[index];
-    return 0;
+    int rc = wb_audio_read_wav(c->files[j % c->nfiles_in], a);
+    if (rc == 0 && p->seconds > 0)
+        rc = fit_length(a, (int64_t)llround(p->seconds * a->sample_rate_hz));
+    return rc;
 }
 
-/* One file of a request, decoded: synthetic audio is borrowed from the cache, WAV is owned. */
-static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *owned,
-                    const struct wb_audio **a)
+/* The table row of file j: a decoded WAV file, or (a == NULL) synthetic audio, accounted as the
+ * 16-bit PCM file it stands for. */
+static void describe_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, const struct wb_audio *a,
+                          struct wb_result_input *row)
 {
-    if (c->nfiles_in == 0)
-        return synth_get(c, j, p->seconds, a);
-    int rc = wb_audio_read_wav(c->files[j % c->nfiles_in], owned);
-    if (rc == 0 && p->seconds > 0)
-        rc = fit_length(owned, (int64_t)llround(p->seconds * owned->sample_rate_hz));
-    *a = owned;
-    return rc;
+    if (a) {
+        *row = (struct wb_result_input){.sample_rate = a->sample_rate_hz, .channels = a->channels, .bits = a->bits,
+                                        .samples = a->nsamples, .bytes = a->data_bytes, .peak_hz = NAN};
+        snprintf(row->name, sizeof row->name, "%s", a->name);
+        return;
+    }
+    int64_t n = synth_samples(p->seconds, c->f->sample_rate_hz);
+    *row = (struct wb_result_input){.sample_rate = c->f->sample_rate_hz, .channels = 1, .bits = 16, .samples = n,
+                                    .bytes = 2 * n, .peak_hz = NAN};
+    snprintf(row->name, sizeof row->name, "synth-%d", j);
 }
 
 /* The probe read: lengths, offsets and the table of inputs. */
@@ -115,19 +101,39 @@ static int probe_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
         return wb_error_set(WB_ENOMEM, "out of memory");
     rq->audio_bytes = 0;
     for (int j = 0; j < p->nfiles && rc == 0; j++) {
-        struct wb_audio owned = {0};
-        const struct wb_audio *a;
-        rc = get_file(c, p, j, &owned, &a);
+        struct wb_audio a = {0};
+        int synthetic = c->nfiles_in == 0;
+        rc = synthetic ? 0 : get_file(c, p, j, &a);
         if (rc == 0) {
-            rq->rows[j] = (struct wb_result_input){.sample_rate = a->sample_rate_hz, .channels = a->channels,
-                                                   .bits = a->bits, .samples = a->nsamples,
-                                                   .bytes = a->data_bytes, .peak_hz = NAN};
-            snprintf(rq->rows[j].name, sizeof rq->rows[j].name, "%s", a->name);
-            rq->file_samples[j] = a->nsamples;
+            describe_file(c, p, j, synthetic ? NULL : &a, &rq->rows[j]);
+            rq->file_samples[j] = rq->rows[j].samples;
             rq->file_off[j] = j ? rq->file_off[j - 1] + rq->file_samples[j - 1] : 0;
-            rq->audio_bytes += a->data_bytes;
+            rq->audio_bytes += rq->rows[j].bytes;
         }
-        wb_audio_free(&owned);
+        wb_audio_free(&a);
+    }
+    return rc;
+}
+
+/* Stores file j's decoded samples at its place in rq->buf, if it still has its probed length. */
+static int store_file(struct wb_fftb_ctx *c, struct wb_fftb_request *rq, int j, const struct wb_audio *a)
+{
+    if (a->nsamples != rq->file_samples[j])
+        return wb_error_set(WB_EINPUT, "%s changed length during the run (%lld samples, then %lld)", a->name,
+                            (long long)rq->file_samples[j], (long long)a->nsamples);
+    wb_fft_store(rq->buf + (size_t)rq->file_off[j] * c->sb, a->samples, a->nsamples, c->input, c->f->precision);
+    return 0;
+}
+
+int wb_fftb_make_synthetic(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq)
+{
+    int rc = 0;
+    for (int j = 0; c->nfiles_in == 0 && j < p->nfiles && rc == 0; j++) {
+        struct wb_audio a = {0};
+        rc = wb_audio_synth(&a, p->seconds, c->f->sample_rate_hz, c->o->common.seed, j);
+        if (rc == 0)
+            rc = store_file(c, rq, j, &a);
+        wb_audio_free(&a);
     }
     return rc;
 }
@@ -138,16 +144,12 @@ int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (probe)
         return probe_request(c, p, rq);
     int rc = 0;
-    for (int j = 0; j < p->nfiles && rc == 0; j++) {
-        struct wb_audio owned = {0};
-        const struct wb_audio *a;
-        rc = get_file(c, p, j, &owned, &a);
-        if (rc == 0 && a->nsamples != rq->file_samples[j])
-            rc = wb_error_set(WB_EINPUT, "%s changed length during the run (%lld samples, then %lld)", a->name,
-                              (long long)rq->file_samples[j], (long long)a->nsamples);
+    for (int j = 0; c->nfiles_in > 0 && j < p->nfiles && rc == 0; j++) {
+        struct wb_audio a = {0};
+        rc = get_file(c, p, j, &a);
         if (rc == 0)
-            wb_fft_store(rq->buf + (size_t)rq->file_off[j] * c->sb, a->samples, a->nsamples, c->input, c->f->precision);
-        wb_audio_free(&owned);
+            rc = store_file(c, rq, j, &a);
+        wb_audio_free(&a);
     }
     return rc;
 }
@@ -220,11 +222,6 @@ int wb_fftb_load_inputs(struct wb_fftb_ctx *c)
 
 void wb_fftb_inputs_free(struct wb_fftb_ctx *c)
 {
-    for (int i = 0; i < c->synth_cached; i++)
-        wb_audio_free(&c->synth_cache[i]);
-    free(c->synth_cache);
-    c->synth_cache = NULL;
-    c->synth_cached = 0;
     for (int i = 0; c->files && i < c->nfiles_in; i++)
         free(c->files[i]);
     free(c->files);

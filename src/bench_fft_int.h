@@ -95,10 +95,8 @@ struct wb_fftb_ctx {
     size_t sb;                    /* bytes per stored sample */
     char **files;                 /* root: the usable input files */
     int nfiles_in;
-    struct wb_audio *synth_cache; /* root: synthetic files by index */
-    int synth_cached;
-    double synth_seconds;
     struct wb_fftb_kernels kern;
+    int64_t batch;                /* frames per kernel block the last STFT kernel planned here chose */
     double t_start_s;
     struct wb_comm_shm_group shm; /* --local shm: who maps the root's buffers */
     int use_shm;                  /* ranks on the root's node map its buffers */
@@ -117,8 +115,9 @@ struct wb_fftb_timing {
 /* The outcome of checking a point's last repetition. */
 struct wb_fftb_verdict {
     int passed;
-    double max_error, parseval, roundtrip, crosscheck, tone_err;
+    double max_error, parseval, roundtrip, crosscheck, dft, tone_err;
     int tones_expected, tones_found;
+    uint64_t digest;              /* test builds: FNV-1a of every result byte, to compare runs */
     char check[256];
 };
 
@@ -174,13 +173,17 @@ void wb_fftb_region(const struct wb_fftb_layout *l, int64_t total_samples, int n
 /* Root: list the inputs and decode each once, keeping the good ones (or failing on the first bad one). */
 int wb_fftb_load_inputs(struct wb_fftb_ctx *c);
 /* Root: read and decode the files of one request into rq->buf. The first read (probe) only
- * learns the lengths and the table of inputs; later reads must find the same lengths. */
+ * learns the lengths and the table of inputs; later reads must find the same lengths. Synthetic
+ * audio has nothing to read: wb_fftb_make_synthetic puts it in rq->buf once per point. */
 int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
                          int probe);
+/* Root: generate a point's synthetic files straight into rq->buf, in the wire format, one file at a
+ * time (the same seed gives the same samples). Nothing to do for WAV input. */
+int wb_fftb_make_synthetic(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq);
 /* Collective: share the file lengths of a request from the root, so every rank builds the same layout. */
 int wb_fftb_share_lengths(struct wb_fftb_ctx *c, struct wb_fftb_request *rq, int nfiles);
 void wb_fftb_request_free(struct wb_fftb_request *rq);
-/* Root: free the synthetic audio cache and the input list. */
+/* Root: free the input list. */
 void wb_fftb_inputs_free(struct wb_fftb_ctx *c);
 /* Collective: a buffer of bytes on rank 0 (others pass the same value), mapped by the ranks of its
  * node with --local shm. 0 or an error, agreed on every rank. */
@@ -190,7 +193,8 @@ void wb_fftb_rootbuf_free(struct wb_comm_shm *b);
 
 /* bench_fft_compute.c: the transforms this rank runs. */
 
-/* The kernel for length n, made once and kept. Local. */
+/* The kernel for length n, made once and kept; STFT kernels choose their batch by measurement
+ * (test builds: WB_FFT_BATCH=N forces it). Local. */
 int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **out);
 /* Transform units [u0, u1); base holds the samples from absolute offset base_off on; results go to dst. */
 int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t u0, int64_t u1,

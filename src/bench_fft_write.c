@@ -45,7 +45,11 @@ static int write_attrs(struct point_out *w)
     const struct wb_fft_opts *f = c->f;
     const char *g = w->g;
     int64_t sent;
+    double batch = 0;
     int rc = wb_comm_sum_i64(w->m->bytes_in, &sent);
+    /* Each rank times its own batch; the file keeps the largest any rank chose. */
+    if (rc == 0)
+        rc = wb_comm_max_f64((double)c->batch, &batch);
     for (int j = 0; c->rank == 0 && j < w->rq->nfiles; j++)
         w->seconds += (double)w->rq->rows[j].samples / w->rq->rows[j].sample_rate / w->rq->nfiles;
     wb_results_attr_str(res, g, "scenario", w->p->scenario);
@@ -63,6 +67,8 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_i64(res, g, "reps", w->m->reps);
     wb_results_attr_i64(res, g, "warmup", c->o->common.warmup);
     wb_results_attr_str(res, g, "plan", wb_fft_effort_names[f->plan]);
+    wb_results_attr_i64(res, g, "batch", (int64_t)batch);
+    wb_results_attr_i64(res, g, "root_bytes_estimate", wb_fft_opts_point_bytes(f, w->p->nfiles, w->seconds));
     wb_results_attr_str(res, g, "schedule", wb_schedule_names[f->schedule]);
     wb_results_attr_i64(res, g, "root_computes", c->first_compute == 0);
     wb_results_attr_str(res, g, "local", c->use_shm ? "shm" : "mpi");
@@ -234,9 +240,14 @@ static void write_verify(struct point_out *w, const struct wb_fftb_verdict *v)
     wb_results_attr_f64(res, d, "parseval_max_rel", v->parseval);
     wb_results_attr_f64(res, d, "roundtrip_max_rel", v->roundtrip);
     wb_results_attr_f64(res, d, "crosscheck_max_rel", v->crosscheck);
+    wb_results_attr_f64(res, d, "dft_max_rel", v->dft);
     wb_results_attr_i64(res, d, "tones_expected", v->tones_expected);
     wb_results_attr_i64(res, d, "tones_found", v->tones_found);
     wb_results_attr_f64(res, d, "tone_bin_error", v->tone_err);
+#ifdef WB_TEST_FAULTS
+    /* Test builds: the same results give the same digest, whatever batch or schedule made them. */
+    wb_results_attr_i64(res, d, "test_results_digest", (int64_t)v->digest);
+#endif
 }
 
 /* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured

@@ -1,4 +1,4 @@
-/* fft: the only module that includes fftw3.h: plans, wisdom, batched execution, checks, flop counts. */
+/* fft: the only module that includes fftw3.h: plans, wisdom, blocked execution, checks, flop counts. */
 #ifndef WB_FFT_H
 #define WB_FFT_H
 
@@ -23,16 +23,30 @@ struct wb_fft_peak {
     float mag;
 };
 
-/* Plans and buffers for real transforms of length n, up to batch frames per FFTW call. */
+/* A one-frame r2c plan, the window and the buffers for blocks of frames. */
 struct wb_fft_kernel;
 
-/* Build (or reuse from wisdom) the r2c plan for n points in batches of up to batch frames,
- * with the window applied before the transform. Local. 0, WB_EFFTW or WB_ENOMEM. */
+/* What a kernel transforms and how it plans. */
+struct wb_fft_spec {
+    int precision;  /* enum wb_fft_precision */
+    int64_t n;      /* points per transform */
+    int64_t batch;  /* frames windowed, transformed and reduced per block; 0: chosen by measurement */
+    int window;     /* enum wb_fft_window */
+    int effort;     /* enum wb_fft_effort */
+    int input;      /* enum wb_fft_input: how the samples it reads are stored */
+};
+
+/* Build (or reuse from wisdom) the r2c plan of one frame of spec->n points and, if spec->batch is 0,
+ * time a few batches on scratch frames and keep the fastest. Results do not depend on the batch:
+ * every frame goes through the same plan. Local. 0, WB_EUSAGE, WB_EFFTW or WB_ENOMEM. */
+int wb_fft_kernel_plan(struct wb_fft_kernel **k, const struct wb_fft_spec *spec);
+
+/* wb_fft_kernel_plan with native input and the batch given (at least 1). Local. */
 int wb_fft_kernel_create(struct wb_fft_kernel **k, int precision, int64_t n, int64_t batch, int window,
                          int effort);
 
-/* Read samples as format (enum wb_fft_input) from now on; WB_FFT_IN_NATIVE is the default. Local. */
-void wb_fft_kernel_set_input(struct wb_fft_kernel *k, int format);
+/* Frames per block this kernel works in (chosen or given). */
+int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k);
 
 /* Free plans and buffers; sets *k to NULL. Local. */
 void wb_fft_kernel_destroy(struct wb_fft_kernel **k);
@@ -43,9 +57,9 @@ size_t wb_fft_sample_bytes(int precision);
 /* Bytes of one frame's result: (n/2+1) magnitudes, or one wb_fft_peak. */
 size_t wb_fft_result_bytes(int precision, int64_t n, int result);
 
-/* Transform nframes frames taken from samples (of the kernel's precision) at offsets
+/* Transform nframes frames taken from samples (stored as the kernel's input format) at offsets
  * 0, hop, 2*hop, ...; write each frame's result (magnitudes or a peak) to out, in order.
- * *t_fft_s receives the seconds spent inside FFTW execute. Local. */
+ * *t_fft_s (may be NULL) receives the seconds spent inside FFTW execute. Local. Returns 0. */
 int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nframes, int64_t hop, int result,
                       void *out, double *t_fft_s);
 
@@ -53,6 +67,15 @@ int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nfra
  * Parseval's identity of the windowed frame and a c2r round trip. Relative errors out. Local. */
 int wb_fft_kernel_check(struct wb_fft_kernel *k, const void *samples, int64_t nframes, int64_t hop,
                         int64_t max_check, double *parseval_rel, double *roundtrip_rel);
+
+/* Naive DFT of nbins (at most 16) bins of one frame (frame: its first sample, stored as the kernel reads them):
+ * the strongest non-DC bin of got, DC, and bins drawn from seed. got is that frame's result as
+ * wb_fft_kernel_run wrote it (result: enum wb_fft_result). *max_rel: the largest difference over the
+ * frame's strongest magnitude (spectra), or over the peak's beyond its float rounding (peaks: also
+ * any checked bin louder than the peak). O(n * nbins) in double precision, O(nbins) memory, for use
+ * outside timing. Local. Returns 0. */
+int wb_fft_kernel_dft_check(const struct wb_fft_kernel *k, const void *frame, int result, const void *got,
+                            int nbins, uint64_t seed, double *max_rel);
 
 /* The tolerance a check must stay under in this precision (relative error). */
 double wb_fft_tolerance(int precision, int64_t n);

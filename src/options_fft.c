@@ -213,24 +213,43 @@ static int set_default_lists(struct wb_fft_opts *t)
     return 0;
 }
 
+int64_t wb_fft_opts_point_bytes(const struct wb_fft_opts *t, int nfiles, double seconds)
+{
+    double samples = floor(seconds * t->sample_rate_hz + 0.5), sb = (double)wb_fft_sample_bytes(t->precision);
+    double hop = (double)(t->hop ? t->hop : t->frame / 2), frames = 1, result_bytes, kernel_bytes;
+    if (t->mode == WB_MODE_STFT) {
+        frames = samples < (double)t->frame ? 0 : 1 + floor((samples - (double)t->frame) / hop);
+        result_bytes = t->result == WB_FFT_PEAKS ? sizeof(struct wb_fft_peak) : (double)(t->frame / 2 + 1) * sb;
+        kernel_bytes = 0;
+    } else {
+        result_bytes = t->result == WB_FFT_PEAKS ? sizeof(struct wb_fft_peak) : (floor(samples / 2) + 1) * sb;
+        /* Frame, spectrum, window and check buffers of one file's length and FFTW's own scratch, and
+         * for spectra the verification's copy and statistics of one spectrum (fitted to peak RSS of
+         * 60 s files in both precisions: 4.5 sample bytes a point, and 12 + sb / 2 bytes). */
+        kernel_bytes = samples * (4.5 * sb + (t->result == WB_FFT_PEAKS ? 0.0 : 12.0 + 0.5 * sb));
+    }
+    /* Root: the request in the wire format, every result, one file being decoded (float samples and,
+     * for WAV, its 16-bit data), and the program itself with MPI, HDF5 and FFTW (measured: 30 MB). */
+    double wire = t->wire_native ? sb : 2.0;
+    /* --paired-baseline: rank 0's own copy of every result beside the cluster's (suite: wherever it pairs). */
+    double result_copies = t->paired_baseline ? 2.0 : 1.0;
+    double bytes = (double)nfiles * samples * wire + result_copies * (double)nfiles * frames * result_bytes +
+                   samples * 6.0 + kernel_bytes + 30e6;
+    return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+}
+
 int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t)
 {
-    double longest_s = 0, most_s = 0;
-    for (int i = 0; i < t->nseconds; i++)
-        longest_s = fmax(longest_s, t->seconds[i]);
-    for (int i = 0; i < t->nfiles; i++)
-        most_s = fmax(most_s, (double)t->files[i] * t->file_seconds);
-    double seconds = t->sweep == WB_SWEEP_SIZES ? longest_s
-                   : t->sweep == WB_SWEEP_FILES ? most_s
-                   : t->sweep == WB_SWEEP_BOTH  ? fmax(longest_s, most_s)
-                                                : 0;
-    double samples = seconds * t->sample_rate_hz;
-    double hop = (double)(t->hop ? t->hop : t->frame / 2);
-    /* Root: the float audio, the send buffer (frames overlap by frame/hop), and the results. */
-    double overlap = t->mode == WB_MODE_STFT ? (double)t->frame / hop : 1.0;
-    double sample_bytes = (double)wb_fft_sample_bytes(t->precision);
-    double bytes = samples * (4.0 + overlap * sample_bytes + overlap * sample_bytes * 1.1);
-    return bytes > 9e18 ? INT64_MAX : (int64_t)bytes;
+    int64_t most = 0, b;
+    if (t->sweep == WB_SWEEP_SIZES || t->sweep == WB_SWEEP_BOTH)
+        for (int i = 0; i < t->nseconds; i++)
+            if ((b = wb_fft_opts_point_bytes(t, 1, t->seconds[i])) > most)
+                most = b;
+    if (t->sweep == WB_SWEEP_FILES || t->sweep == WB_SWEEP_BOTH)
+        for (int i = 0; i < t->nfiles; i++)
+            if ((b = wb_fft_opts_point_bytes(t, (int)t->files[i], t->file_seconds)) > most)
+                most = b;
+    return most;
 }
 
 int wb_fft_opts_validate(struct wb_fft_opts *t)

@@ -63,7 +63,10 @@ int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg);
 int wb_fft_opts_validate(struct wb_fft_opts *t);
 /* A compact run for `wulfbench suite`. */
 void wb_fft_opts_compact(struct wb_fft_opts *t);
-/* Root-side bytes needed by the largest point (input, samples, results), for the memory guard. */
+/* Peak resident bytes of rank 0 for a point of nfiles files of seconds each: the request buffer,
+ * the results, one file being decoded, and the program. */
+int64_t wb_fft_opts_point_bytes(const struct wb_fft_opts *t, int nfiles, double seconds);
+/* wb_fft_opts_point_bytes of the largest point of the sweeps (0 for --sweep none), for the memory guard. */
 int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t);
 /* Free lists. */
 void wb_fft_opts_free(struct wb_fft_opts *t);

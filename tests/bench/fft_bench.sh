@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Figures of the fft issue, measured side by side in one run and printed as medians and ratios.
+# Figures of the fft issues, measured side by side and printed as medians and ratios.
 # Nothing here passes or fails on speed: a shared machine is too noisy for that.
+# Knobs: ROUNDS (interleaved rounds, default 7), REPS (repetitions per run, default 9),
+# FRAMES (frame sizes, default "4096 1024 16384"), PRECISIONS (default "single double"),
+# MEM_FILES (file counts of the memory fit, default "16 32 64 128 256"),
+# SECTIONS (any of compute whole phase memory cluster; default all).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -8,48 +12,160 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 WB=build/wulfbench
+REF=build/tests/fft_ref
+ROUNDS=${ROUNDS:-7}
 REPS=${REPS:-9}
+FRAMES=${FRAMES:-4096 1024 16384}
+PRECISIONS=${PRECISIONS:-single double}
+MEM_FILES=${MEM_FILES:-16 32 64 128 256}
+SECTIONS=${SECTIONS:-compute whole phase memory cluster}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
-echo "== fft figures (64 files of 5 s, frame 4096, single precision, $REPS reps; medians)"
-mpirun -np 1 $WB fft --baseline --sweep files --files 64 --reps "$REPS" -q -o "$tmp/base.h5"
-mpirun -np 2 $WB fft --sweep files --files 64 --reps "$REPS" -q -o "$tmp/np2.h5"
-mpirun -np 2 $WB fft --sweep files --files 64 --reps "$REPS" --local mpi -q -o "$tmp/np2mpi.h5"
-ref=$(build/tests/fft_ref 6784 4096 "$REPS")
-bytes=$("$PYTHON" -c 'import h5py,sys; print(int(h5py.File(sys.argv[1])["fft/p000/bytes_in"][1]))' "$tmp/np2mpi.h5")
-sr=$(mpirun -np 2 build/tests/sendrecv_ref "$bytes" "$REPS")
+# Median over repetitions of rank 0's dataset NAME of the first point of an HDF5 result file.
+h5med() {
+  "$PYTHON" -c 'import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1])["fft/p000"]
+print(float(np.median(g[sys.argv[2]][()].reshape(g[sys.argv[2]].shape[0], -1)[:, 0])))' "$1" "$2"
+}
+field() { tr ' ' '\n' <<<"$1" | grep -A1 -x "$2" | tail -1; }
 
-"$PYTHON" - "$tmp/base.h5" "$tmp/np2.h5" "$tmp/np2mpi.h5" "$ref" "$sr" <<'PY'
+# Prints "label  a_med  b_med  ratio [min, max]" from lines "a b" (seconds) in file $2.
+summary() {
+  "$PYTHON" - "$1" "$2" <<'PY'
+import sys
+import numpy as np
+label, path = sys.argv[1], sys.argv[2]
+ab = np.loadtxt(path, ndmin=2)
+r = ab[:, 0] / ab[:, 1]
+print(f"{label:34s} {1e3 * np.median(ab[:, 0]):10.2f} ms {1e3 * np.median(ab[:, 1]):10.2f} ms "
+      f"{np.median(r):7.3f} [{r.min():.3f}, {r.max():.3f}]  ({len(r)} rounds)")
+PY
+}
+
+if want compute; then
+  echo "== whole compute (window, convert, r2c, magnitudes): wulfbench t_compute against the best reference"
+  echo "   --baseline --sweep files --files 64 (5 s files, 44.1 kHz, 16-bit, hop frame/2); medians over $REPS reps"
+  echo "   per run, $ROUNDS interleaved rounds (reference, wulfbench, ...); ratio = median of paired ratios."
+  echo "   The reference plans FFTW_PATIENT; 'patient' runs wulfbench --plan patient on the reference's own"
+  echo "   wisdom (the same plan), 'measure' is wulfbench's default planning."
+  printf '%-34s %13s %13s %s\n' "" "wulfbench" "reference" "ratio [min, max]"
+  for prec in $PRECISIONS; do
+    for frame in $FRAMES; do
+      wis="$tmp/ref-$prec-$frame.wisdom"
+      : >"$tmp/pairs-patient" && : >"$tmp/pairs-measure"
+      batch=? wbatch=?
+      for ((r = 0; r < ROUNDS; r++)); do
+        out=$($REF pipeline "$prec" "$frame" 64 "$REPS" "$wis")
+        ref=$(field "$out" median_s)
+        batch=$(field "$out" batch)
+        for plan in patient measure; do
+          extra=()
+          [ "$plan" = patient ] && extra=(--wisdom "$wis")
+          $WB fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" --plan "$plan" \
+            "${extra[@]}" --reps "$REPS" -q --force -o "$tmp/c.h5" >/dev/null
+          echo "$(h5med "$tmp/c.h5" t_compute) $ref" >>"$tmp/pairs-$plan"
+          wbatch=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1])["fft/p000"].attrs["batch"])' "$tmp/c.h5")
+        done
+      done
+      summary "$prec $frame patient (batch $wbatch/$batch)" "$tmp/pairs-patient"
+      summary "$prec $frame measure" "$tmp/pairs-measure"
+    done
+  done
+fi
+
+if want whole; then
+  echo "== --mode whole, one file of 220501 samples (23 x 9587): wulfbench t_compute against a bare r2c of"
+  echo "   that length planned with FFTW_MEASURE, wulfbench running the same plan (the r2c's wisdom);"
+  echo "   $ROUNDS interleaved rounds of $REPS reps"
+  sox -n -r 44100 -b 16 -c 1 "$tmp/long.wav" synth 220501s sine 1000 vol 0.5
+  printf '%-34s %13s %13s %s\n' "" "wulfbench" "bare r2c" "ratio [min, max]"
+  for prec in $PRECISIONS; do
+    pairs="$tmp/whole-$prec"
+    wis="$tmp/whole-$prec.wisdom"
+    : >"$pairs"
+    for ((r = 0; r < ROUNDS; r++)); do
+      out=$($REF r2c "$prec" 220501 "$REPS" measure "$wis")
+      $WB fft --baseline --mode whole --input "$tmp/long.wav" --precision "$prec" --wisdom "$wis" --reps "$REPS" \
+        -q --force -o "$tmp/w.h5" >/dev/null
+      echo "$(h5med "$tmp/w.h5" t_compute) $(field "$out" median_s)" >>"$pairs"
+    done
+    summary "$prec, 220501 points" "$pairs"
+  done
+fi
+
+if want phase; then
+  echo "== FFT phase only: wulfbench t_fft (time inside FFTW execute) against a bare batch-16 FFTW loop"
+  echo "   over the same 6784 frames of 4096, single precision. This compares a part with a part; the"
+  echo "   whole-compute figures above are the honest ones."
+  $WB fft --baseline --sweep files --files 64 --reps "$REPS" -q --force -o "$tmp/p.h5" >/dev/null
+  out=$($REF phase 6784 4096 "$REPS")
+  "$PYTHON" - "$tmp/p.h5" "$(field "$out" gflops)" <<'PY'
+import sys
+import h5py
+import numpy as np
+g = h5py.File(sys.argv[1])["fft/p000"]
+gf = g["flops"][0] / np.median(g["t_fft"][:, 0]) / 1e9
+ref = float(sys.argv[2])
+print(f"   GFLOPS inside FFTW, wulfbench {gf:.2f}, bare loop {ref:.2f}, ratio {gf / ref:.2f} (was the >= 0.95 target)")
+PY
+fi
+
+if want memory; then
+  echo "== root memory: peak resident memory of --baseline --sweep files --files N (reps 1, no warm-up)"
+  echo "   against audio bytes, least-squares fit RSS = slope * audio_bytes + constant"
+  for result in spectra peaks; do
+    fit="$tmp/mem-$result"
+    : >"$fit"
+    for n in $MEM_FILES; do
+      /usr/bin/time -v $WB fft --baseline --sweep files --files "$n" --result "$result" --reps 1 --warmup 0 -q \
+        --force -o "$tmp/m.h5" >/dev/null 2>"$tmp/time.txt"
+      kb=$(grep 'Maximum resident set size' "$tmp/time.txt" | grep -oE '[0-9]+$')
+      audio=$("$PYTHON" -c 'import sys, h5py; a = h5py.File(sys.argv[1])["fft/p000"].attrs
+print(int(a["input_bytes"]), int(a["root_bytes_estimate"]))' "$tmp/m.h5")
+      echo "$audio $((kb * 1024))" >>"$fit"
+    done
+    "$PYTHON" - "$result" "$fit" <<'PY'
+import sys
+import numpy as np
+result, path = sys.argv[1], sys.argv[2]
+a = np.loadtxt(path, ndmin=2)
+audio, est, rss = a[:, 0], a[:, 1], a[:, 2]
+slope, const = np.polyfit(audio, rss, 1)
+target = {"spectra": 3.1, "peaks": 1.1}[result]
+rows = ", ".join(f"{x / 1e6:.0f} MB -> {y / 1e6:.0f} MB" for x, y in zip(audio, rss))
+worst = np.max(np.abs(est - rss) / rss)
+print(f"   {result:8s} {slope:5.2f} bytes per audio byte + {const / 1e6:6.1f} MB   (target <= {target})   [{rows}]")
+print(f"            the --max-memory estimate is within {100 * worst:.0f}% of the measured peak (target 20%)")
+PY
+  done
+fi
+
+if want cluster; then
+  echo "== the first issue's figures (64 files of 5 s, frame 4096, single precision, $REPS reps; medians)"
+  $WB fft --baseline --sweep files --files 64 --reps "$REPS" -q --force -o "$tmp/base.h5" >/dev/null
+  mpirun -np 2 $WB fft --sweep files --files 64 --reps "$REPS" -q -o "$tmp/np2.h5" >/dev/null
+  mpirun -np 2 $WB fft --sweep files --files 64 --reps "$REPS" --local mpi -q -o "$tmp/np2mpi.h5" >/dev/null
+  bytes=$("$PYTHON" -c 'import h5py,sys; print(int(h5py.File(sys.argv[1])["fft/p000/bytes_in"][1]))' "$tmp/np2mpi.h5")
+  sr=$(mpirun -np 2 build/tests/sendrecv_ref "$bytes" "$REPS")
+  "$PYTHON" - "$tmp/base.h5" "$tmp/np2.h5" "$tmp/np2mpi.h5" "$sr" <<'PY'
 import sys
 import h5py
 import numpy as np
 
-base, np2, np2m = (h5py.File(a) for a in sys.argv[1:4])
-ref = dict(zip(sys.argv[4].split()[::2], sys.argv[4].split()[1::2]))
-sr = dict(zip(sys.argv[5].split()[::2], sys.argv[5].split()[1::2]))
-b, p, pm = base["fft/p000"], np2["fft/p000"], np2m["fft/p000"]
-
-gf = b["flops"][0] / np.median(b["t_fft"][:, 0]) / 1e9
-gref = float(ref["gflops"])
-print(f"1. FFT-phase GFLOPS per rank, --baseline:     {gf:8.2f}")
-print(f"   bare FFTW loop, same plan, {ref['frames']} frames streamed: {gref:8.2f}")
-print(f"   ratio wulfbench / bare FFTW:              {gf / gref:8.2f}   (target >= 0.95)")
-
+b, p, pm = (h5py.File(a)["fft/p000"] for a in sys.argv[1:4])
+sr = dict(zip(sys.argv[4].split()[::2], sys.argv[4].split()[1::2]))
 kb = lambda g: g.attrs["input_bytes"] / 1000 / np.median(g["t_total"][()])
-print(f"2. kB/s --baseline:                          {kb(b):10.0f}")
-print(f"   kB/s mpirun -np 2:                        {kb(p):10.0f}")
-print(f"   ratio np 2 / baseline:                    {kb(p) / kb(b):8.2f}   (target >= 1.7)")
+print(f"   kB/s --baseline {kb(b):.0f}, mpirun -np 2 {kb(p):.0f}: ratio {kb(p) / kb(b):.2f} (target >= 1.7)")
 print(f"   (np 2 with --local mpi, every byte as a message: {kb(pm):.0f} kB/s, ratio {kb(pm) / kb(b):.2f})")
-
 bytes_in = pm["bytes_in"][1]
 dist = np.median(pm["t_distribute"][:, 1])
 mbps = bytes_in / dist / 1e6
-print(f"3. distribution to rank 1 (--local mpi): {bytes_in} bytes in {dist * 1e3:.3f} ms = {mbps:8.1f} MB/s")
-print(f"   plain MPI_Send/Recv of the same bytes:    {float(sr['MBps']):8.1f} MB/s"
-      f"   (ratio {mbps / float(sr['MBps']):.2f})")
+print(f"   distribution to rank 1 (--local mpi): {bytes_in} bytes in {dist * 1e3:.3f} ms = {mbps:.1f} MB/s;"
+      f" plain MPI_Send/Recv {float(sr['MBps']):.1f} MB/s (ratio {mbps / float(sr['MBps']):.2f})")
 PY
-
-echo "4. make run, timed (target under 2 minutes):"
-start=$(date +%s.%N)
-make --no-print-directory run RESULTS="$tmp/run" >"$tmp/run.log" 2>&1 || { tail -20 "$tmp/run.log"; exit 1; }
-end=$(date +%s.%N)
-"$PYTHON" -c "import sys; print(f'   make run took {float(sys.argv[2]) - float(sys.argv[1]):.1f} s')" "$start" "$end"
+  echo "   make run, timed (target under 2 minutes):"
+  start=$(date +%s.%N)
+  make --no-print-directory run RESULTS="$tmp/run" >"$tmp/run.log" 2>&1 || { tail -20 "$tmp/run.log"; exit 1; }
+  end=$(date +%s.%N)
+  "$PYTHON" -c "import sys; print(f'   make run took {float(sys.argv[2]) - float(sys.argv[1]):.1f} s')" "$start" "$end"
+fi

@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "fft.h"
+#include "timer.h"
 #include "wbtest.h"
 
 #define PI 3.14159265358979323846
@@ -40,32 +41,52 @@ static void random_signal(double *x, int64_t n, unsigned seed)
         x[i] = (double)rand() / RAND_MAX - 0.5 + 0.3 * sin(2 * PI * 5 * (double)i / (double)n);
 }
 
-/* Runs the kernel over nframes frames of x (hop apart) and compares every frame with the naive DFT. */
-static double compare_frames(int precision, int64_t n, int64_t batch, int64_t nframes, int64_t hop, int window)
+/* len samples stored as input (enum wb_fft_input) in samples, and the values they stand for in ref. */
+static void make_samples(int precision, int input, int64_t len, unsigned seed, void *samples, double *ref)
+{
+    random_signal(ref, len, seed);
+    for (int64_t i = 0; i < len; i++) {
+        if (input == WB_FFT_IN_S16) {
+            int16_t v = (int16_t)lrint(ref[i] * 32767.0);
+            ((int16_t *)samples)[i] = v;
+            ref[i] = v / 32768.0;
+        } else if (precision == WB_FFT_DOUBLE) {
+            ((double *)samples)[i] = ref[i];
+        } else {
+            ((float *)samples)[i] = (float)ref[i];
+            ref[i] = (float)ref[i];
+        }
+    }
+}
+
+static struct wb_fft_kernel *plan(int precision, int input, int64_t n, int64_t batch, int window, int effort)
+{
+    struct wb_fft_kernel *k = NULL;
+    struct wb_fft_spec spec = {precision, n, batch, window, effort, input};
+    int rc = wb_fft_kernel_plan(&k, &spec);
+    WBTEST_CHECK(rc == 0 && k, "plan n=%lld batch %lld (%s)", (long long)n, (long long)batch,
+                 rc ? wb_error_message() : "ok");
+    return k;
+}
+
+/* Runs the kernel over nframes frames (hop apart) and compares every frame with the naive DFT. */
+static double compare_frames(int precision, int input, int64_t n, int64_t batch, int64_t nframes, int64_t hop,
+                             int window)
 {
     int64_t len = (nframes - 1) * hop + n, nb = n / 2 + 1;
     double *x = malloc((size_t)len * sizeof *x), *want = malloc((size_t)nb * sizeof *want);
     double *frame = malloc((size_t)n * sizeof *frame), *got = malloc((size_t)nb * sizeof *got);
-    float *xf = malloc((size_t)len * sizeof *xf);
-    void *samples = wb_fft_alloc((size_t)len * wb_fft_sample_bytes(precision));
+    void *samples = wb_fft_alloc((size_t)len * wb_fft_input_bytes(input, precision));
     void *out = wb_fft_alloc((size_t)nframes * wb_fft_result_bytes(precision, n, WB_FFT_SPECTRA));
-    random_signal(x, len, (unsigned)n);
-    for (int64_t i = 0; i < len; i++)
-        xf[i] = (float)x[i];
-    if (precision == WB_FFT_DOUBLE)
-        memcpy(samples, x, (size_t)len * sizeof *x);
-    else
-        wb_fft_convert(samples, xf, len, precision);
-    struct wb_fft_kernel *k = NULL;
+    make_samples(precision, input, len, (unsigned)n, samples, x);
+    struct wb_fft_kernel *k = plan(precision, input, n, batch, window, WB_FFT_ESTIMATE);
     double worst = INFINITY, t_fft = -1;
-    if (wb_fft_kernel_create(&k, precision, n, batch, window, WB_FFT_ESTIMATE) == 0 &&
-        wb_fft_kernel_run(k, samples, nframes, hop, WB_FFT_SPECTRA, out, &t_fft) == 0) {
+    if (k && wb_fft_kernel_run(k, samples, nframes, hop, WB_FFT_SPECTRA, out, &t_fft) == 0) {
         worst = 0;
         for (int64_t f = 0; f < nframes; f++) {
             for (int64_t i = 0; i < n; i++) {
                 double w = window == WB_FFT_HANN ? 0.5 - 0.5 * cos(2 * PI * (double)i / (double)n) : 1.0;
-                double s = precision == WB_FFT_DOUBLE ? x[f * hop + i] : (double)xf[f * hop + i];
-                frame[i] = s * w;
+                frame[i] = x[f * hop + i] * w;
             }
             naive_dft(frame, n, want);
             for (int64_t b = 0; b < nb; b++)
@@ -76,10 +97,108 @@ static double compare_frames(int precision, int64_t n, int64_t batch, int64_t nf
     wb_fft_kernel_destroy(&k);
     WBTEST_CHECK(k == NULL, "destroy sets the kernel pointer to NULL");
     WBTEST_CHECK(t_fft >= 0, "t_fft reported (%g s)", t_fft);
-    free(x), free(want), free(frame), free(got), free(xf);
+    free(x), free(want), free(frame), free(got);
     wb_fft_free(samples);
     wb_fft_free(out);
     return worst;
+}
+
+static const char *prec_name(int precision) { return precision == WB_FFT_DOUBLE ? "double" : "single"; }
+
+static const char *input_name(int input) { return input == WB_FFT_IN_S16 ? "16-bit" : "native"; }
+
+/* Spectra and peaks are bit for bit the same whatever the batch, including the chosen one. */
+static void test_batch_invariance(int precision, int input, int64_t n, int64_t hop)
+{
+    const int64_t batches[] = {2, 3, 5, 16, 32, 0};
+    int64_t nframes = 37, len = (nframes - 1) * hop + n;
+    double *x = malloc((size_t)len * sizeof *x);
+    void *samples = wb_fft_alloc((size_t)len * wb_fft_input_bytes(input, precision));
+    make_samples(precision, input, len, 7u, samples, x);
+    for (int result = WB_FFT_SPECTRA; result <= WB_FFT_PEAKS; result++) {
+        size_t bytes = (size_t)nframes * wb_fft_result_bytes(precision, n, result);
+        char *ref = wb_fft_alloc(bytes), *out = wb_fft_alloc(bytes);
+        struct wb_fft_kernel *k = plan(precision, input, n, 1, WB_FFT_HANN, WB_FFT_MEASURE);
+        if (k)
+            wb_fft_kernel_run(k, samples, nframes, hop, result, ref, NULL);
+        wb_fft_kernel_destroy(&k);
+        for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+            k = plan(precision, input, n, batches[i], WB_FFT_HANN, WB_FFT_MEASURE);
+            if (!k)
+                continue;
+            int64_t used = wb_fft_kernel_batch(k);
+            memset(out, 0, bytes);
+            wb_fft_kernel_run(k, samples, nframes, hop, result, out, NULL);
+            WBTEST_CHECK(memcmp(ref, out, bytes) == 0,
+                         "%s %s %s n=%lld hop %lld: batch %lld gives the same bits as batch 1", prec_name(precision),
+                         input_name(input), result ? "peaks" : "spectra", (long long)n, (long long)hop, (long long)used);
+            if (batches[i] == 0)
+                WBTEST_CHECK(used >= 1 && used <= 32 && (used & (used - 1)) == 0,
+                             "the batch chosen by measurement is a candidate (%lld)", (long long)used);
+            wb_fft_kernel_destroy(&k);
+        }
+        wb_fft_free(ref);
+        wb_fft_free(out);
+    }
+    free(x);
+    wb_fft_free(samples);
+}
+
+/* The reference DFT check passes on the kernel's own results and catches corrupted ones. */
+static void test_dft_check(int precision, int input, int64_t n, int64_t batch)
+{
+    int64_t nb = n / 2 + 1;
+    double *x = malloc((size_t)(n + 1) * sizeof *x), tol = wb_fft_tolerance(precision, n), rel = -1;
+    size_t ib = wb_fft_input_bytes(input, precision), sb = wb_fft_sample_bytes(precision);
+    char *samples = wb_fft_alloc((size_t)(n + 1) * ib);
+    char *mags = wb_fft_alloc((size_t)nb * sb);
+    struct wb_fft_peak peak;
+    make_samples(precision, input, n + 1, 11u, samples, x);
+    struct wb_fft_kernel *k = plan(precision, input, n, batch, WB_FFT_HANN, WB_FFT_ESTIMATE);
+    const char *what = prec_name(precision), *how = input_name(input);
+    if (k) {
+        wb_fft_kernel_run(k, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
+        wb_fft_kernel_run(k, samples, 1, n, WB_FFT_PEAKS, &peak, NULL);
+        int rc = wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        WBTEST_CHECK(rc == 0 && rel <= tol, "%s %s n=%lld: spectrum matches the naive DFT of 12 bins (%.2e <= %.2e)",
+                     what, how, (long long)n, rel, tol);
+        rc = wb_fft_kernel_dft_check(k, samples, WB_FFT_PEAKS, &peak, 12, 5u, &rel);
+        WBTEST_CHECK(rc == 0 && rel <= tol, "%s %s n=%lld: peak matches the naive DFT (%.2e <= %.2e)", what, how,
+                     (long long)n, rel, tol);
+        /* The spectrum without the window is a right transform of the wrong frame: Parseval, the
+         * round trip and a rerun all agree with it, the DFT does not. */
+        struct wb_fft_kernel *rect = plan(precision, input, n, 1, WB_FFT_RECT, WB_FFT_ESTIMATE);
+        if (rect)
+            wb_fft_kernel_run(rect, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
+        wb_fft_kernel_destroy(&rect);
+        double t0 = wb_timer_now_s();
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        double t_check = wb_timer_now_s() - t0;
+        WBTEST_CHECK(rel > tol, "%s %s: a spectrum of the unwindowed frame is caught (%.2e)", what, how, rel);
+        printf("# %s %s n=%lld: one DFT check of 12 bins took %.2f ms\n", what, how, (long long)n, 1e3 * t_check);
+        wb_fft_kernel_run(k, samples, 1, n, WB_FFT_SPECTRA, mags, NULL);
+        /* The strongest bin is always checked: 0.1% too loud there is caught. */
+        int64_t top = peak.bin;
+        if (precision == WB_FFT_DOUBLE)
+            ((double *)mags)[top] *= 1.001;
+        else
+            ((float *)mags)[top] *= 1.001f;
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        WBTEST_CHECK(rel > tol, "%s %s: a strongest bin 0.1%% off is caught (%.2e)", what, how, rel);
+        memset(mags, 0x7f, (size_t)nb * sb / 2);
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        WBTEST_CHECK(rel > tol, "%s %s: half a spectrum overwritten is caught (%.2e)", what, how, rel);
+        memset(mags, 0xff, (size_t)nb * sb);
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_SPECTRA, mags, 12, 5u, &rel);
+        WBTEST_CHECK(rel > tol, "%s %s: a spectrum of NaN is caught (%.2e)", what, how, rel);
+        struct wb_fft_peak moved = {peak.bin + 3, peak.mag};
+        wb_fft_kernel_dft_check(k, samples, WB_FFT_PEAKS, &moved, 12, 5u, &rel);
+        WBTEST_CHECK(rel > tol, "%s %s: a peak in the wrong bin is caught (%.2e)", what, how, rel);
+    }
+    wb_fft_kernel_destroy(&k);
+    free(x);
+    wb_fft_free(samples);
+    wb_fft_free(mags);
 }
 
 int main(void)
@@ -88,13 +207,33 @@ int main(void)
     const int64_t lens[] = {16, 64, 1024, 4096, 1000, 127};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         int64_t n = lens[i];
-        double es = compare_frames(WB_FFT_SINGLE, n, 4, 9, n / 2 ? n / 2 : 1, WB_FFT_HANN);
-        double ed = compare_frames(WB_FFT_DOUBLE, n, 4, 9, n / 2 ? n / 2 : 1, WB_FFT_HANN);
-        WBTEST_CHECK(es < 1e-5, "single precision n=%lld matches the naive DFT (rel err %.2e)", (long long)n, es);
-        WBTEST_CHECK(ed < 1e-11, "double precision n=%lld matches the naive DFT (rel err %.2e)", (long long)n, ed);
+        /* 16-bit input at the longest length is left to the DFT check below: the naive DFT here is O(n^2). */
+        for (int in = WB_FFT_IN_NATIVE; in <= (n < 4096 ? WB_FFT_IN_S16 : WB_FFT_IN_NATIVE); in++) {
+            double es = compare_frames(WB_FFT_SINGLE, in, n, 4, 9, n / 2 ? n / 2 : 1, WB_FFT_HANN);
+            double ed = compare_frames(WB_FFT_DOUBLE, in, n, 4, 9, n / 2 ? n / 2 : 1, WB_FFT_HANN);
+            WBTEST_CHECK(es < 1e-5, "single precision %s n=%lld matches the naive DFT (rel err %.2e)", input_name(in),
+                         (long long)n, es);
+            WBTEST_CHECK(ed < 1e-11, "double precision %s n=%lld matches the naive DFT (rel err %.2e)", input_name(in),
+                         (long long)n, ed);
+        }
     }
-    double er = compare_frames(WB_FFT_DOUBLE, 256, 16, 5, 256, WB_FFT_RECT);
+    double er = compare_frames(WB_FFT_DOUBLE, WB_FFT_IN_NATIVE, 256, 16, 5, 256, WB_FFT_RECT);
     WBTEST_CHECK(er < 1e-11, "no window, batch larger than the frame count (rel err %.2e)", er);
+    er = compare_frames(WB_FFT_SINGLE, WB_FFT_IN_S16, 256, 0, 5, 256, WB_FFT_RECT);
+    WBTEST_CHECK(er < 1e-5, "no window, 16-bit input, chosen batch (rel err %.2e)", er);
+
+    for (int prec = WB_FFT_SINGLE; prec <= WB_FFT_DOUBLE; prec++)
+        for (int in = WB_FFT_IN_NATIVE; in <= WB_FFT_IN_S16; in++) {
+            /* 1000 and 127 points leave frames that are not a multiple of the SIMD width. */
+            test_batch_invariance(prec, in, 1024, 512);
+            test_batch_invariance(prec, in, 1000, 333);
+            test_batch_invariance(prec, in, 127, 61);
+            test_dft_check(prec, in, 4096, 0);
+            test_dft_check(prec, in, 1000, 0);
+        }
+    /* Whole-file lengths: 220501 = 23 x 9587 points, one frame, as --mode whole plans it. */
+    for (int prec = WB_FFT_SINGLE; prec <= WB_FFT_DOUBLE; prec++)
+        test_dft_check(prec, WB_FFT_IN_S16, 220501, 1);
 
     /* A pure tone must peak in its bin; Parseval and the round trip hold. */
     int64_t n = 4096, nframes = 8, hop = 2048, len = (nframes - 1) * hop + n;
