@@ -63,7 +63,7 @@ LIB   := $(filter-out $(B)/obj/main.o,$(OBJ))
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps deps-test deps-bench run test test-unit test-mpi test-analysis test-transfer test-load \
+.PHONY: all deps deps-test deps-bench deps-fuzz run test test-unit test-mpi test-analysis test-transfer test-load \
         test-browser test-cluster test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster \
         report compare install uninstall clean help
 
@@ -121,7 +121,8 @@ build/fuzz/fuzz_wav: tests/fuzz/fuzz_wav.c src/audio.c src/error.c | build/fuzz
 build/fuzz/seeds/.made: tests/fuzz/make_seeds.sh | build/fuzz
 	bash tests/fuzz/make_seeds.sh build/fuzz/seeds >/dev/null && touch $@
 
-fuzz: build/fuzz/fuzz_wav build/fuzz/seeds/.made  ## run the WAV fuzzer for FUZZ_SECONDS (default 60)
+fuzz: deps-fuzz     ## run the WAV fuzzer for FUZZ_SECONDS (default 60)
+	@$(MAKE) --no-print-directory build/fuzz/fuzz_wav build/fuzz/seeds/.made
 	mkdir -p build/fuzz/corpus
 	build/fuzz/fuzz_wav -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	    build/fuzz/corpus build/fuzz/seeds
@@ -134,6 +135,9 @@ deps:            ## install the Debian packages needed to build and run (asks su
 
 deps-test:
 	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test
+
+deps-fuzz:
+	@bash jobs/install-deps.sh fuzz test
 
 deps-bench:
 	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test bench
@@ -254,6 +258,7 @@ help:                ## list the targets
 	@echo "make test-reliability  a full disk (tmpfs) and SIGKILL at random moments (root)"
 	@echo "make test-sanitize  unit and some MPI tests under ASan+UBSan (build-san/)"
 	@echo "make fuzz         the WAV decoder under libFuzzer for FUZZ_SECONDS (default 60)"
+	@echo "make compare A=one.h5 B=two.h5   two runs side by side: ratio, CI, significance (CSV and HTML)"
 	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts, analysis, man page,"
 	@echo "                  bash completion and docs (DESTDIR for packaging); make uninstall removes them"
 	@echo "make test-install install into a temporary PREFIX and run each installed command"

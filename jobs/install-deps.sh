@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
-# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm
+# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm fuzz
+# fuzz: clang with its libFuzzer and sanitizer runtimes, for make fuzz.
 # mpich: MPICH and its parallel HDF5 beside Open MPI, for make MPI=mpich; Open MPI stays the system mpicc.
 # pandas is optional: only analysis.frames, the DataFrame reader, needs it; the tests use it.
 # Run it on every node of a cluster (Raspberry Pi OS, Debian, Ubuntu); it uses sudo when not root.
@@ -16,6 +17,7 @@ declare -A GROUP=(
   [browser]="chromium fonts-dejavu-core"
   [cluster]="iproute2 util-linux procps time"
   [slurm]="slurm-wlm munge"
+  [fuzz]="clang libclang-rt-14-dev"
 )
 
 if [ $# -eq 0 ] || [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then

@@ -16,15 +16,15 @@ enum { D_DIMS = 1, D_N, D_SHAPE, D_KIND, D_PRECISION, D_TRANSPOSED, D_PLAN, D_WI
 #define MAX_SIDE ((int64_t)1 << 30)
 
 const struct wb_optdef wb_dfft_optdefs[] = {
-    {"dims", 1, 0, D_DIMS, "1|2|3", "dimensions of the transform (default 1, or as many as --shape has)", NULL},
-    {"n", 1, 0, D_N, "LIST", "points per dimension, one point each (default 1-D 1M, 2-D 1024, 3-D 128)", NULL},
+    {"dims", 1, 0, D_DIMS, "1|2|3", "dimensions of the transform (with --shape: as many as it has)", "1"},
+    {"n", 1, 0, D_N, "LIST", "points per dimension, one point each", "1-D 1M, 2-D 1024, 3-D 128"},
     {"shape", 1, 0, D_SHAPE, "NXxNYxNZ", "one transform of this shape, e.g. 256x128x64 (instead of --n)", NULL},
-    {"kind", 1, 0, D_KIND, "c2c|r2c", "complex or real input (default c2c in 1-D, as HPCC; r2c in 2-D, 3-D)", NULL},
-    {"precision", 1, 0, D_PRECISION, "single|double", "FFTW precision (default double, as HPCC)", NULL},
+    {"kind", 1, 0, D_KIND, "c2c|r2c", "complex or real input", "c2c in 1-D, as HPCC; r2c in 2-D, 3-D"},
+    {"precision", 1, 0, D_PRECISION, "single|double", "FFTW precision", "double, as HPCC"},
     {"transposed-out", 0, 0, D_TRANSPOSED, NULL, "leave the output transposed (FFTW_MPI_TRANSPOSED_OUT order)", NULL},
-    {"plan", 1, 0, D_PLAN, "estimate|measure|patient", "FFTW planning effort (default measure)", NULL},
-    {"wisdom", 1, 0, D_WISDOM, "FILE", "FFTW wisdom shared with fft: rank 0 reads it, FFTW-MPI shares it", NULL},
-    {"max-memory", 1, 0, D_MAXMEM, "SIZE", "refuse points needing more per node (default: available)", NULL},
+    {"plan", 1, 0, D_PLAN, "estimate|measure|patient", "FFTW planning effort", "measure"},
+    {"wisdom", 1, 0, D_WISDOM, "FILE", "FFTW wisdom shared with fft: rank 0 reads it, FFTW-MPI shares it", "none"},
+    {"max-memory", 1, 0, D_MAXMEM, "SIZE", "refuse points needing more per node", "MemAvailable"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 

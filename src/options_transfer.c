@@ -21,35 +21,35 @@ enum transfer_id {
 
 const struct wb_optdef wb_transfer_optdefs[] = {
     {"tests", 1, 0, T_TESTS, "LIST",
-     "tests (default all; with --pairs all or shift: pingpong,bw), any case, IMB's names too; "
-     "or all, p2p, collectives (see --list)", NULL},
+     "tests, any case, IMB's names too, or all, p2p, collectives (see --list); with --pairs all or shift "
+     "the default is pingpong,bw", "all"},
     {"sizes", 1, 'm', T_SIZES, "MAX|MIN:MAX|LIST",
-     "message sizes in bytes, powers of two as OSU reads -m (default 1:4M; with --pairs all or shift: "
-     "8,64k,1M); a list like 8,64k,1M is taken as given; 1 B to 1 GiB", NULL},
-    {"iters", 1, 'i', T_ITERS, "N|auto", "recorded repetitions per size (default auto: fill --time-per-size)", NULL},
-    {"time-per-size", 1, 0, T_TIME_PER_SIZE, "SECONDS", "time iters auto aims at per size and pair (default 0.2)", NULL},
-    {"iters-min", 1, 0, T_ITERS_MIN, "N", "fewest repetitions iters auto picks (default 5)", NULL},
-    {"iters-max", 1, 0, T_ITERS_MAX, "N", "most repetitions iters auto picks (default 1000)", NULL},
+     "message sizes in bytes, powers of two as OSU reads -m (with --pairs all or shift the default is "
+     "8,64k,1M); a list like 8,64k,1M is taken as given; 1 B to 1 GiB", "1:4M"},
+    {"iters", 1, 'i', T_ITERS, "N|auto", "recorded repetitions per size, 1 to 1000000; auto fills --time-per-size", "auto"},
+    {"time-per-size", 1, 0, T_TIME_PER_SIZE, "SECONDS", "time iters auto aims at per size and pair", "0.2"},
+    {"iters-min", 1, 0, T_ITERS_MIN, "N", "fewest repetitions iters auto picks", "5"},
+    {"iters-max", 1, 0, T_ITERS_MAX, "N", "most repetitions iters auto picks", "1000"},
     {"time-budget", 1, 0, T_BUDGET, "SECONDS|none",
-     "the whole run: repetitions, then the largest sizes, are cut to fit the estimate (default 300)", NULL},
+     "the whole run: repetitions, then the largest sizes, are cut to fit the estimate", "300"},
     {"dry-run", 0, 0, T_DRY_RUN, NULL, "probe the link, print the plan and its estimated duration, and stop", NULL},
     {"list", 0, 0, T_LIST, NULL, "print the tests and stop", NULL},
     {"full", 0, 'f', T_FULL, NULL, "full statistics: stddev and batch columns, and a row per pair", NULL},
-    {"format", 1, 0, T_FORMAT, "table|csv|json", "stdout format (default table; csv and json put comments on stderr)", NULL},
-    {"mem-limit", 1, 'M', T_MEM, "SIZE", "message buffers per rank at most (default 80% of the host's free memory)", NULL},
-    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw, at every size (default 64)", NULL},
+    {"format", 1, 0, T_FORMAT, "table|csv|json", "stdout format (csv and json put comments on stderr)", "table"},
+    {"mem-limit", 1, 'M', T_MEM, "SIZE", "message buffers per rank at most", "80% of free memory"},
+    {"window", 1, 0, T_WINDOW, "N", "non-blocking sends per window of bw and bibw, at every size", "64"},
     {"window-bytes", 1, 0, T_WINDOW_BYTES, "SIZE|none",
-     "at most this many bytes in flight per window: fewer messages for big sizes (default none)", NULL},
+     "at most this many bytes in flight per window: fewer messages for big sizes", "none"},
     {"pingpong-method", 1, 0, T_PP_METHOD, "osu|netpipe",
-     "osu: back-to-back round trips, separate send and receive buffers (default); netpipe: send on the "
-     "data just received", NULL},
-    {"dtype", 1, 0, T_DTYPE, "byte|int|float|double", "element type of reduce, allreduce (default float)", NULL},
-    {"op", 1, 0, T_OP, "sum|bxor|max", "operation of reduce, allreduce (default sum)", NULL},
-    {"random-orders", 1, 0, T_RANDOM_ORDERS, "N", "ring: random rank orders beside the natural one (default 2)", NULL},
+     "osu: back-to-back round trips, separate send and receive buffers; netpipe: send on the "
+     "data just received", "osu"},
+    {"dtype", 1, 0, T_DTYPE, "byte|int|float|double", "element type of reduce, allreduce", "float"},
+    {"op", 1, 0, T_OP, "sum|bxor|max", "operation of reduce, allreduce", "sum"},
+    {"random-orders", 1, 0, T_RANDOM_ORDERS, "N", "ring: random rank orders beside the natural one", "2"},
     {"pairs", 1, 0, T_PAIRS, "first|all|shift|LIST",
      "point-to-point pairs: first (0:1), all (every ordered pair in turn), shift (all, then every pair at "
-     "once in N-1 rounds), or LIST like 0:1,2:3 (at once)", NULL},
-    {"root", 1, 0, T_ROOT, "rotate|N", "root of bcast, scatter, gather, reduce (default 0)", NULL},
+     "once in N-1 rounds), or LIST like 0:1,2:3 (at once)", "first"},
+    {"root", 1, 0, T_ROOT, "rotate|N", "root of bcast, scatter, gather, reduce", "0"},
     {"validate", 0, 0, T_VALIDATE, NULL, "check every received buffer (outside the timed part); exit 3 on a mismatch", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };

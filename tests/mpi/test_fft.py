@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, error_lines, mpi_env, run_faults, run_faults_each, run_wb
+from conftest import BIN, error_lines, launcher, mpi_env, run_faults, run_faults_each, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 
@@ -291,8 +291,7 @@ def test_timeout_keeps_what_was_measured(tmp_path):
 
 def test_crash_leaves_a_readable_partial_file(tmp_path):
     out = tmp_path / "crash.h5"
-    cmd = ["mpirun", "-np", "2", "--oversubscribe", str(BIN), "fft", "--sweep", "files", "--files", "1:64",
-           "--reps", "20", "-o", str(out)]
+    cmd = [*launcher(2), str(BIN), "fft", "--sweep", "files", "--files", "1:64", "--reps", "20", "-o", str(out)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env(),
                          start_new_session=True)
     partial = Path(str(out) + ".partial")

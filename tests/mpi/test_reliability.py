@@ -12,7 +12,7 @@ from pathlib import Path
 import h5py
 import pytest
 
-from conftest import BIN, error_lines, mpi_env, run_wb
+from conftest import BIN, error_lines, launcher, mpi_env, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 # A run long enough (about 30 s on 2 ranks) to be stopped or signalled part-way.
@@ -20,22 +20,28 @@ LONG = ("--sweep", "files", "--files", "1:64", "--reps", "10")
 
 
 def start(np_: int, out: Path, *args: str) -> subprocess.Popen:
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", str(BIN), "fft", *args, "-o", str(out)]
+    cmd = [*launcher(np_), str(BIN), "fft", *args, "-o", str(out)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env(),
                             stdin=subprocess.DEVNULL, start_new_session=True)
 
 
+def descendants(pid: int) -> list[str]:
+    kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return kids + [g for k in kids for g in descendants(int(k))]
+
+
 def rank_pid(p: subprocess.Popen, rank: int, wait_s: float = 10) -> int:
-    """The pid of world rank `rank` under mpirun p (found by OMPI_COMM_WORLD_RANK in its environment)."""
+    """The pid of world rank `rank` under the launcher p (found by its rank in its environment:
+    OMPI_COMM_WORLD_RANK under Open MPI's mpirun, PMI_RANK under MPICH's hydra, one level deeper)."""
     deadline = time.time() + wait_s
+    tags = (f"OMPI_COMM_WORLD_RANK={rank}".encode(), f"PMI_RANK={rank}".encode())
     while time.time() < deadline:
-        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
-        for k in kids:
+        for k in descendants(p.pid):
             try:
                 env = Path(f"/proc/{k}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            if any(t in env for t in tags):
                 return int(k)
         time.sleep(0.1)
     pytest.fail(f"rank {rank} of mpirun {p.pid} not found")
