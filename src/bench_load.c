@@ -498,6 +498,28 @@ static int load_end(struct wb_results *res, const struct wb_options *o, const st
     return rc ? rc : wb_comm_agree(vrc);
 }
 
+/* Rank 0: a worker stopped answering during step s. It can join no collective, so the step is written
+ * on rank 0 alone, its requests marked unfinished, and main ends the run (WB_ESTOPPED). */
+static int keep_stopped_step(struct wb_load_ctx *c, struct wb_results *res, struct wb_load_step *s,
+                             struct wb_load_stats *stats, int nsteps)
+{
+    struct wb_load_stats *st = &stats[nsteps];
+    int rc = step_stats(c, s, st);
+    if (rc == 0) {
+        evaluate(c->t, st, stats, nsteps);
+        print_row(c->t, st);
+        rc = wb_load_write_step_alone(res, c, s, st);
+    }
+    char why[768] = "";
+    if (rc)
+        snprintf(why, sizeof why, "; the step could not be kept: %s", wb_error_message());
+    free_recs(s);
+    cleanup_local(c);
+    return wb_error_set(WB_ESTOPPED, "load: worker rank %d stopped responding during step s%03d (no reply for "
+                                     "%.0f s); its requests are marked unfinished%s", s->stopped_worker, s->index,
+                        s->stopped_quiet_s, why);
+}
+
 int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
 {
     const struct wb_load_opts *t = &o->load;
@@ -521,6 +543,8 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             break;
         struct wb_load_step s;
         rc = run_step(&c, &order, index, &s);
+        if (c.rank == 0 && rc == WB_ETIMEOUT && s.stopped_worker > 0)
+            return keep_stopped_step(&c, res, &s, stats, nsteps);
         if (rc == WB_EMPI || rc == WB_ETIMEOUT) {
             /* A rank stopped responding or broke the protocol: the ranks are out of step, and a collective
              * could wait forever. WB_EMPI makes main stop every rank. */

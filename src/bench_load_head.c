@@ -412,6 +412,19 @@ static void discard(struct head *h, MPI_Status *st)
     free(buf);
 }
 
+/* The step was cut off and its grace passed: a worker still holding a request has stopped answering. */
+static void name_stopped_worker(struct head *h)
+{
+    double now = now_rel(h);
+    for (int w = 0; w < h->c->nworkers; w++) {
+        int64_t i = h->wrec[w];
+        if (i >= 0 && now - h->recs[i].t_start > h->s->stopped_quiet_s) {
+            h->s->stopped_worker = w + 1;
+            h->s->stopped_quiet_s = now - h->recs[i].t_start;
+        }
+    }
+}
+
 /* Handle every message that has arrived (up to a bound, so dispatch keeps its turn). */
 static int poll_messages(struct head *h, int *activity)
 {
@@ -615,6 +628,7 @@ int wb_load_head_step(struct wb_load_ctx *c, struct wb_load_step *s)
                                                "stopped; a worker or client rank stopped responding", s->index,
                                   (long long)h.active, c->grace_s));
             h.rc = WB_ETIMEOUT;
+            name_stopped_worker(&h);
             break;
         }
         if (now >= next_progress) {

@@ -101,6 +101,8 @@ struct wb_load_step {
     int timed_out;
     double t_last_submit_s, t_end_s;
     int64_t verify_mismatches;
+    int stopped_worker;      /* a worker rank that never answered a request it held (0 none) */
+    double stopped_quiet_s;  /* how long that request had been waiting for it */
 };
 
 /* A rank's share of a step's request stream: logical clients (closed) or Poisson arrivals (open). */
@@ -212,6 +214,9 @@ struct wb_load_step;
 /* bench_load_write.c. Collective: step s's attributes and records under /load/sNNN, then a flush. */
 int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
                        const struct wb_load_stats *st);
+/* The same on rank 0 alone, with no MPI, for a step a worker stopped answering in. */
+int wb_load_write_step_alone(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                             const struct wb_load_stats *st);
 /* Collective: the /load attributes: steps, stop reason, saturation and first failure (sat, ff: indexes or -1). */
 int wb_load_write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct wb_load_stats *st, int n,
                           int sat, int ff, const char *stop_reason, int ramp);

@@ -154,25 +154,40 @@ static int write_step_records(struct wb_results *res, const char *g, int64_t n, 
     return rc;
 }
 
-int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
-                      const struct wb_load_stats *st)
+/* Collective, or on rank 0 alone (no MPI) when another rank can join no collective again. */
+static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                      const struct wb_load_stats *st, int alone)
 {
     char g[64];
     snprintf(g, sizeof g, "/load/s%03d", s->index);
     int64_t n = c->rank == 0 ? s->nrecs : 0;
-    int rc = wb_comm_bcast(&n, sizeof n, 0);
+    int rc = alone ? 0 : wb_comm_bcast(&n, sizeof n, 0);
     if (rc)
         return rc;
     struct step_cols k;
-    rc = wb_comm_agree(cols_fill(&k, c, s, n));
+    rc = cols_fill(&k, c, s, n);
+    if (!alone)
+        rc = wb_comm_agree(rc);
     if (rc == 0) {
         rc = wb_results_group(res, g);
         rc = rc ? rc : write_step_attrs(res, g, c, s, st);
         rc = write_step_records(res, g, n, &k, rc);
     }
     cols_free(&k);
-    int frc = wb_results_flush(res);
+    int frc = alone ? wb_results_flush_alone(res) : wb_results_flush(res);
     return rc ? rc : frc;
+}
+
+int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                      const struct wb_load_stats *st)
+{
+    return write_step(res, c, s, st, 0);
+}
+
+int wb_load_write_step_alone(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
+                             const struct wb_load_stats *st)
+{
+    return write_step(res, c, s, st, 1);
 }
 
 int wb_load_write_summary(struct wb_results *res, const struct wb_load_opts *t, const struct wb_load_stats *st, int n,

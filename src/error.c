@@ -62,6 +62,7 @@ const char *wb_error_name(int code)
     case WB_EEXIST: return "exists";
     case WB_EHELP: return "help";
     case WB_EVERSION: return "version";
+    case WB_ESTOPPED: return "stopped";
     default: return "error";
     }
 }

@@ -17,7 +17,8 @@ enum wb_err {
     WB_ETIMEOUT = -8, /* a step ran out of time: exit 4 */
     WB_EEXIST = -9,   /* the result file exists and --force was not given: exit 1 */
     WB_EHELP = -10,   /* --help was asked for: exit 0 */
-    WB_EVERSION = -11 /* --version was asked for: exit 0 */
+    WB_EVERSION = -11, /* --version was asked for: exit 0 */
+    WB_ESTOPPED = -12  /* rank 0 only: another rank stopped answering, so no collective can follow: exit 1 */
 };
 
 /* Record the message for the error that is being returned; printf-style. Returns code. */

@@ -74,6 +74,9 @@ static int run(struct wb_options *o)
         wb_report_warn("%s", wb_error_message());
         wb_comm_abort(1);
     }
+    /* Rank 0 alone: a stopped rank can join no collective, so the file is closed as the watchdog closes it. */
+    if (rc == WB_ESTOPPED)
+        wb_watchdog_end(wb_error_message());
     /* The close keeps the run's own error, or gives its own when the run went well. */
     rc = wb_results_close(&res, rc);
     /* transfer --format csv|json keeps stdout for the document. */

@@ -473,23 +473,29 @@ int wb_results_points(const struct wb_results *r) { return r ? r->flushed : 0; }
 #define WB_STR(x) WB_STR_(x)
 const char *wb_results_hdf5_version(void) { return WB_STR(H5_VERS_MAJOR) "." WB_STR(H5_VERS_MINOR) "." WB_STR(H5_VERS_RELEASE); }
 
+int wb_results_flush_alone(struct wb_results *r)
+{
+    if (r->rank != 0)
+        return 0;
+    wb_results_lock();
+    int64_t points = r->flushed + 1;
+    if (!r->err)
+        write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+    if (!r->err)
+        wb_results_reserve(r);
+    if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
+        wb_results_h5fail(r, "file", "/");
+    if (r->err)
+        wb_results_freeze(r);
+    else
+        r->flushed++;
+    wb_results_unlock();
+    return r->err;
+}
+
 int wb_results_flush(struct wb_results *r)
 {
-    if (r->rank == 0) {
-        wb_results_lock();
-        int64_t points = r->flushed + 1;
-        if (!r->err)
-            write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
-        if (!r->err)
-            wb_results_reserve(r);
-        if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
-            wb_results_h5fail(r, "file", "/");
-        if (r->err)
-            wb_results_freeze(r);
-        else
-            r->flushed++;
-        wb_results_unlock();
-    }
+    wb_results_flush_alone(r);
     return wb_comm_agree(r->err);
 }
 

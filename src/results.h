@@ -114,6 +114,11 @@ int wb_results_write_timeline(struct wb_results *r, const char *dset, const stru
  * the file to disk, and agree on the sticky error on all ranks. */
 int wb_results_flush(struct wb_results *r);
 
+/* wb_results_flush on rank 0 alone, with no MPI, for a run in which another rank can join no
+ * collective again (a stopped load worker); the run then ends through wb_watchdog_end. Returns
+ * the sticky error or 0; 0 elsewhere. */
+int wb_results_flush_alone(struct wb_results *r);
+
 /* Points flushed so far (rank 0; 0 elsewhere). Local. */
 int wb_results_points(const struct wb_results *r);
 

@@ -146,11 +146,12 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     }
     char path[4200] = "", ranks[1024] = "";
     int points = 0;
-    if (wd.nranks > 1 && strcmp(status, "interrupted"))
+    if (wd.nranks > 1 && !strcmp(status, "timeout"))
         describe_ranks(ranks, sizeof ranks);
     int rc = wb_results_abandon(status, !strcmp(status, "interrupted") ? 0.7 : 3.0, path, sizeof path, &points);
     /* No file open: the main thread may have just closed it and be on its way out; let it go. */
-    for (int i = 0; rc == 2 && i < 50; i++) {
+    int on_thread = wd.running && pthread_equal(pthread_self(), wd.thread);
+    for (int i = 0; on_thread && rc == 2 && i < 50; i++) {
         if (atomic_load(&stopping))
             pthread_exit(NULL);
         usleep(100000);
@@ -327,6 +328,13 @@ int wb_watchdog_start(double timeout_s, double stall_s)
         rc = wb_error_set(WB_EIO, "cannot start the watchdog thread: %s", strerror(rc));
     wd.running = rc == 0;
     return wb_comm_agree(rc);
+}
+
+_Noreturn void wb_watchdog_end(const char *why)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%s", why);
+    finish("failed", wb_error_exit_status(WB_ESTOPPED), line);
 }
 
 void wb_watchdog_stop(void)

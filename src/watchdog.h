@@ -12,6 +12,12 @@ int wb_watchdog_start(double timeout_s, double stall_s);
 /* This rank reached a synchronisation point (an agree or barrier). Local, cheap, signal-free. */
 void wb_watchdog_sync(void);
 
+/* Rank 0, main thread: a rank stopped answering and can join no collective again, so end the run
+ * as the watchdog does: close the file alone (status failed; the points flushed stay readable in
+ * PATH.partial), print one line (why, then which file holds what) and _exit 1; mpirun then stops
+ * the other ranks. Calls no MPI. */
+_Noreturn void wb_watchdog_end(const char *why);
+
 /* Stop and join the watchdog thread; before MPI_Finalize. Local. */
 void wb_watchdog_stop(void);
 

@@ -1,7 +1,9 @@
 """MPI integration tests of `wulfbench load`: both loops, rejections, timeouts, the ramp, the HDF5 layout, bad input."""
 from __future__ import annotations
 
+import os
 import re
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -10,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import FAULTS_BIN, error_lines, run_faults, run_wb
+from conftest import BIN, FAULTS_BIN, error_lines, launcher, mpi_env, run_faults, run_wb
 
 # Small requests and short steps keep every run to a few seconds.
 QUICK = ("--seconds", "0.5", "--plan", "estimate", "--duration", "1.5", "--warmup-s", "0.3")
@@ -358,3 +360,48 @@ def test_hung_worker_does_not_hang_the_job(tmp_path):
     assert time.monotonic() - t0 < 40
     assert r.returncode != 0
     assert "stopped responding" in r.stderr, r.stderr
+
+
+def test_stopped_worker_keeps_the_step_and_names_it(tmp_path):
+    """SIGSTOP a worker part-way through step s001. The step is written like any other, with the requests
+    that worker held marked unfinished; one line names the worker and the file, there is no MPI_Abort,
+    and the exit status is 1 (an error: the run could not finish, the file holds the steps so far,
+    status failed, in NAME.h5.partial like any failed run)."""
+    from test_reliability import finish, rank_pid
+
+    out = tmp_path / "stop.h5"
+    log = tmp_path / "stdout.txt"
+    cmd = [*launcher(3), str(BIN), "load", "--client-ranks", "0", "--clients", "1,2", *QUICK,
+           "--service-delay-ms", "20", "--step-timeout", "3", "-o", str(out)]
+    with open(log, "w") as so:
+        p = subprocess.Popen(cmd, stdout=so, stderr=subprocess.PIPE, text=True, env=mpi_env(),
+                             stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while not rows(log.read_text()) and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rows(log.read_text()), log.read_text()
+        time.sleep(0.5)
+        os.kill(rank_pid(p, 2), signal.SIGSTOP)
+        t_stop = time.monotonic()
+        _, stderr = finish(p, 60)
+    elapsed = time.monotonic() - t_stop
+    stdout = log.read_text()
+    # Step timeout 3 s, the head's grace 10 s, at most another 10 s for sends to the stopped rank.
+    assert elapsed < 40, (elapsed, stderr)
+    assert p.returncode == 1, f"exit {p.returncode}\n{stdout}\n{stderr}"
+    assert "MPI_ABORT was invoked" not in stderr and "ORTE_ERROR_LOG" not in stderr, stderr
+    lines = error_lines(stderr)
+    assert len(lines) == 1, stderr
+    assert "worker rank 2 stopped responding during step s001" in lines[0], lines[0]
+    assert "marked unfinished" in lines[0] and f"{out}.partial" in lines[0], lines[0]
+    assert [r[0] for r in rows(stdout)] == ["000", "001"], stdout
+    with h5py.File(f"{out}.partial") as f:
+        assert attr(f, "status") == "failed" and attr(f, "points_completed") == 2
+        assert sorted(f["load"].keys()) == ["s000", "s001"]
+        s0, s1 = f["load/s000"], f["load/s001"]
+        check_accounting(s0)
+        check_accounting(s1)
+        assert attr(s0, "unfinished") == 0
+        held = (s1["worker"][:] == 2) & (s1["status"][:] == STATUS["unfinished"])
+        assert held.sum() >= 1 and attr(s1, "unfinished") >= held.sum()
+        assert np.all(np.isnan(s1["t_done"][:][held]))
