@@ -74,10 +74,9 @@ def run_faults_each(np_: int, *args: str, env: dict[str, str], timeout: float = 
         pytest.skip(f"{FAULTS_BIN} is built by make test")
     full_env = mpi_env()
     full_env.update(env)
-    exports = [a for k in env for a in ("-x", k)]
-    # The shell reports the status and itself exits 0, so mpirun does not cut the other ranks short.
+    # The shell reports the status and itself exits 0, so the launcher does not cut the other ranks short.
     wrap = '"$0" "$@"; echo "rank-exit ${OMPI_COMM_WORLD_RANK:-$PMI_RANK} $?" >&2'
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", *exports, "sh", "-c", wrap, str(FAULTS_BIN), *args]
+    cmd = [*launcher(np_, env), "sh", "-c", wrap, str(FAULTS_BIN), *args]
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
                            stdin=subprocess.DEVNULL)
