@@ -92,7 +92,9 @@ def test_cool_pi_through_vcgencmd_has_no_warnings(tmp_path):
         (row,) = f["fft/p000/health/nodes"][()]
         assert row["throttled"] == 0 and row["temp_c_max"] == pytest.approx(45.0)
         assert row["cpu_mhz_min"] == pytest.approx(1200)
-    assert report_warnings(h5, tmp_path) == []
+    # No health warning (an unrelated one, e.g. a 2-rep point's CV, may stand in Read first too).
+    health = [w for w in report_warnings(h5, tmp_path) if "throttl" in w or "hot" in w or "°C" in w]
+    assert health == [], health
 
 
 def test_sampler_sees_heat_and_throttling_during_a_point(tmp_path):
