@@ -40,22 +40,23 @@ def nanpercentile(arr, q: float, axis: int | None = None):
     return float(out) if axis is None else out
 
 
-def nanmax(arr, axis: int | None = None):
-    """Maximum ignoring NaN; NaN (without a warning) where everything is NaN."""
+def _extreme(fn, arr, axis):
+    """fn (np.nanmax or np.nanmin) of arr; NaN, without a warning, where it is empty or all NaN."""
     a = np.asarray(arr, dtype=float)
     if a.size == 0 or (axis is not None and a.shape[axis] == 0):
         return float("nan") if axis is None else np.full(np.delete(a.shape, axis), np.nan)
-    out = _quiet(np.nanmax, a, axis)
+    out = _quiet(fn, a, axis)
     return float(out) if axis is None else out
+
+
+def nanmax(arr, axis: int | None = None):
+    """Maximum ignoring NaN; NaN (without a warning) where everything is NaN."""
+    return _extreme(np.nanmax, arr, axis)
 
 
 def nanmin(arr, axis: int | None = None):
     """Minimum ignoring NaN; NaN (without a warning) where everything is NaN."""
-    a = np.asarray(arr, dtype=float)
-    if a.size == 0 or (axis is not None and a.shape[axis] == 0):
-        return float("nan") if axis is None else np.full(np.delete(a.shape, axis), np.nan)
-    out = _quiet(np.nanmin, a, axis)
-    return float(out) if axis is None else out
+    return _extreme(np.nanmin, arr, axis)
 
 
 @dataclass

@@ -183,6 +183,21 @@ static int root_progress(struct wb_fftb_ctx *c, struct root_reqs *rr, int wait)
     return 0;
 }
 
+/* Chunk k, units [a, b), transformed in place in the root's buffers (the root, and ranks that map
+ * them), its time added to t and recorded as a compute event. */
+static int compute_chunk(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                         const struct wb_comm_shm *resb, int64_t k, int64_t a, int64_t b, struct wb_fftb_timing *t)
+{
+    double t1 = wb_timer_now_s(), tf = 0;
+    int rc = wb_fftb_compute_units(c, l, a, b, rq->buf, 0, resb->ptr + l->units[a].res_off, &tf);
+    double t2 = wb_timer_now_s();
+    t->t_comp_s += t2 - t1;
+    t->t_fft_s += tf;
+    c->pipe.t_ready_s = t2 - c->pipe.t0_s;
+    wb_fftb_pipe_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
+    return rc;
+}
+
 /* Root: its own block in chunks, in place, taking results in between; then every result. */
 static int root_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                     const struct wb_comm_shm *resb, struct wb_fftb_timing *t)
@@ -196,13 +211,7 @@ static int root_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const
     for (int64_t k = 0; rc == 0 && k < nchunks(u0, u1, ch); k++) {
         int64_t a, b;
         chunk_units(u0, u1, ch, k, &a, &b);
-        double t1 = wb_timer_now_s(), tf = 0;
-        rc = wb_fftb_compute_units(c, l, a, b, rq->buf, 0, resb->ptr + l->units[a].res_off, &tf);
-        double t2 = wb_timer_now_s();
-        t->t_comp_s += t2 - t1;
-        t->t_fft_s += tf;
-        c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-        wb_fftb_pipe_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
+        rc = compute_chunk(c, l, rq, resb, k, a, b, t);
         if (rc == 0)
             rc = root_progress(c, &rr, 0);
     }
@@ -300,13 +309,7 @@ static int mapped_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     for (int64_t k = 0; rc == 0 && crc == 0 && k < nchunks(u0, u1, ch); k++) {
         int64_t a, b;
         chunk_units(u0, u1, ch, k, &a, &b);
-        double t1 = wb_timer_now_s(), tf = 0;
-        crc = wb_fftb_compute_units(c, l, a, b, rq->buf, 0, resb->ptr + l->units[a].res_off, &tf);
-        double t2 = wb_timer_now_s();
-        t->t_comp_s += t2 - t1;
-        t->t_fft_s += tf;
-        c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-        wb_fftb_pipe_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
+        crc = compute_chunk(c, l, rq, resb, k, a, b, t);
     }
     rc = rc ? rc : wb_comm_shm_sync(resb);
     int mrc = wb_comm_check(MPI_Send(NULL, 0, MPI_BYTE, 0, WB_FFTB_TAG_RESULT, wb_comm_world()), "MPI_Send of done");
