@@ -236,7 +236,7 @@ static int decide_batch(const struct wb_transfer_run *r, struct wb_transfer_test
     int rc = wb_comm_check(MPI_Allreduce(&fastest, &all, 1, MPI_DOUBLE, MPI_MIN, c->comm), "MPI_Allreduce");
     int32_t batch = 1;
     if (rc == 0 && r->rank == 0)
-        batch = wb_transfer_batch_for(r->t->pp_method, c->msg_bytes, all, wb_timer_tick_s());
+        batch = wb_transfer_batch_for(all, wb_timer_tick_s());
     if (rc == 0)
         rc = wb_comm_bcast(&batch, sizeof batch, 0);
     c->batch = tr->batch[s] = batch < 1 ? 1 : batch;

@@ -62,26 +62,28 @@ static int pingpong_osu(struct wb_transfer_ctx *c, double *t_op_s, uint64_t patt
 }
 
 /* NetPIPE's method: each side sends on the data it has just received, so what is sent is in the
- * sender's cache the way freshly arrived data is. Round trip j lands in slot j and is echoed from
- * there; the leader starts from its last slot, or from the fresh pattern when validating. */
+ * sender's cache the way freshly arrived data is. Round trip j lands in slot j mod the slot count
+ * and is echoed from there; the leader starts from the slot the last batch ended in, or from the
+ * fresh pattern when validating. Every round trip carries the same bytes, so each slot holds them. */
 static int pingpong_netpipe(struct wb_transfer_ctx *c, double *t_op_s, uint64_t pattern)
 {
     size_t n = (size_t)c->msg_bytes;
-    int count = (int)c->msg_bytes, k = c->batch;
+    int count = (int)c->msg_bytes, k = c->batch, slots = wb_transfer_netpipe_slots(c->msg_bytes);
+    int used = k < slots ? k : slots;
     if (c->validate) {
         if (c->role == 0)
             wb_transfer_fill(c->sbuf, n, pattern);
-        for (int j = 0; j < k; j++)
+        for (int j = 0; j < used; j++)
             wb_transfer_poison(c->rbuf + (size_t)j * n, n, pattern);
     }
     int rc = barrier(c);
     if (rc || (rc = line_up(c)))
         return rc;
     if (c->role == 0) {
-        const unsigned char *src = c->validate ? c->sbuf : c->rbuf + (size_t)(k - 1) * n;
+        const unsigned char *src = c->validate ? c->sbuf : c->rbuf + (size_t)((k - 1) % slots) * n;
         double t0 = wb_timer_now_s();
         for (int j = 0; j < k; j++) {
-            unsigned char *slot = c->rbuf + (size_t)j * n;
+            unsigned char *slot = c->rbuf + (size_t)(j % slots) * n;
             TRY(MPI_Send(src, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
             TRY(MPI_Recv(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
             src = slot;
@@ -89,13 +91,13 @@ static int pingpong_netpipe(struct wb_transfer_ctx *c, double *t_op_s, uint64_t 
         *t_op_s = (wb_timer_now_s() - t0) / (2.0 * k);
     } else {
         for (int j = 0; j < k; j++) {
-            unsigned char *slot = c->rbuf + (size_t)j * n;
+            unsigned char *slot = c->rbuf + (size_t)(j % slots) * n;
             TRY(MPI_Recv(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
             TRY(MPI_Send(slot, count, MPI_BYTE, c->peer, TAG_DATA, c->comm), "MPI_Send");
         }
     }
     if (c->validate)
-        for (int j = 0; j < k; j++)
+        for (int j = 0; j < used; j++)
             wb_transfer_check(c, c->rbuf + (size_t)j * n, n, pattern, c->peer, c->rank);
     return 0;
 }
@@ -311,30 +313,28 @@ const struct wb_transfer_testdef wb_transfer_tests[WB_TRANSFER_NTESTS] = {
     [WB_TRANSFER_ALLREDUCE] = {WB_TRANSFER_KIND_COLL, wb_transfer_k_allreduce, NULL, 1, 0, 1, "one MPI_Allreduce"},
 };
 
-/* netpipe batches stay small: 100 round trips, 64 KiB of receive slots. osu reuses one buffer. */
-#define NETPIPE_BATCH_MAX 100
-#define NETPIPE_BATCH_BYTES 65536
-#define OSU_BATCH_MAX 1000
-#define OSU_BATCH_SPAN_S 1e-3
+/* A repetition times round trips back to back for at least 1 ms and 200 timer ticks, at most 1000
+ * of them, with either method (NetPIPE's own trials are longer still, about 0.25 s). netpipe's
+ * receive slots: at most 100 and 64 KiB, reused in turn. */
+#define BATCH_MAX 1000
+#define BATCH_SPAN_S 1e-3
 #define BATCH_TICKS 200
+#define NETPIPE_SLOTS_MAX 100
+#define NETPIPE_SLOT_BYTES 65536
 
-int wb_transfer_batch_cap(int pp_method, int64_t msg_bytes)
+int wb_transfer_netpipe_slots(int64_t msg_bytes)
 {
-    if (pp_method == WB_TRANSFER_PP_OSU)
-        return OSU_BATCH_MAX;
-    int64_t k = NETPIPE_BATCH_BYTES / (msg_bytes > 0 ? msg_bytes : 1);
-    return k < 1 ? 1 : k > NETPIPE_BATCH_MAX ? NETPIPE_BATCH_MAX : (int)k;
+    int64_t k = NETPIPE_SLOT_BYTES / (msg_bytes > 0 ? msg_bytes : 1);
+    return k < 1 ? 1 : k > NETPIPE_SLOTS_MAX ? NETPIPE_SLOTS_MAX : (int)k;
 }
 
-int wb_transfer_batch_for(int pp_method, int64_t msg_bytes, double t_oneway_s, double tick_s)
+int wb_transfer_batch_for(double t_oneway_s, double tick_s)
 {
-    double span = BATCH_TICKS * tick_s;
-    if (pp_method == WB_TRANSFER_PP_OSU && span < OSU_BATCH_SPAN_S)
-        span = OSU_BATCH_SPAN_S;
+    double span = fmax(BATCH_TICKS * tick_s, BATCH_SPAN_S);
     if (!(t_oneway_s > 0) || !isfinite(t_oneway_s))
         return 1;
-    double k = ceil(span / (2 * t_oneway_s)), cap = wb_transfer_batch_cap(pp_method, msg_bytes);
-    return k < 1 ? 1 : k > cap ? (int)cap : (int)k;
+    double k = ceil(span / (2 * t_oneway_s));
+    return k < 1 ? 1 : k > BATCH_MAX ? BATCH_MAX : (int)k;
 }
 
 void wb_transfer_buffers(int test, int64_t msg_bytes, int nranks, int window, int pp_method, int shifted,
@@ -345,7 +345,7 @@ void wb_transfer_buffers(int test, int64_t msg_bytes, int nranks, int window, in
     switch (test) {
     case WB_TRANSFER_PINGPONG:
         r = shifted ? 2 * n
-            : pp_method == WB_TRANSFER_PP_NETPIPE ? n * (size_t)wb_transfer_batch_cap(pp_method, msg_bytes) : n;
+            : pp_method == WB_TRANSFER_PP_NETPIPE ? n * (size_t)wb_transfer_netpipe_slots(msg_bytes) : n;
         break;
     case WB_TRANSFER_BW:
     case WB_TRANSFER_BIBW:

@@ -76,12 +76,11 @@ int wb_transfer_k_alltoall(struct wb_transfer_ctx *c, double *t_op_s);
 int wb_transfer_k_reduce(struct wb_transfer_ctx *c, double *t_op_s);
 int wb_transfer_k_allreduce(struct wb_transfer_ctx *c, double *t_op_s);
 
-/* Most round trips one pingpong repetition may time together at msg_bytes with method (each into
- * its own slot with netpipe). */
-int wb_transfer_batch_cap(int pp_method, int64_t msg_bytes);
+/* Receive slots of the netpipe method at msg_bytes: round trip j lands in slot j mod this. */
+int wb_transfer_netpipe_slots(int64_t msg_bytes);
 /* Round trips per pingpong repetition, from the one-way time of a lone round trip: enough to span
- * 200 timer ticks (osu: and 1 ms), at most the cap. */
-int wb_transfer_batch_for(int pp_method, int64_t msg_bytes, double t_oneway_s, double tick_s);
+ * 1 ms and 200 timer ticks, at most 1000. */
+int wb_transfer_batch_for(double t_oneway_s, double tick_s);
 
 /* Bytes of one element of a reduction's dtype (1, 4, 4, 8). */
 int wb_transfer_elem_bytes(int dtype);

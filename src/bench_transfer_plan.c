@@ -142,7 +142,7 @@ static double rep_model(const struct wb_transfer_run *r, int test, int64_t bytes
     int w = wb_transfer_window_at(r->t, bytes);
     switch (test) {
     case WB_TRANSFER_PINGPONG: {
-        int k = wb_transfer_batch_for(r->t->pp_method, bytes, one, wb_timer_tick_s());
+        int k = wb_transfer_batch_for(one, wb_timer_tick_s());
         return barrier + 2 * L + 2 * k * one * (shifted ? 1.5 : 1);
     }
     case WB_TRANSFER_BW:

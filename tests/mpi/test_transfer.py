@@ -376,7 +376,12 @@ def test_netpipe_method_and_window_cap(tmp_path):
         g = f["transfer/pingpong"]
         assert g.attrs["pingpong_method"] == "netpipe"
         batch, size = g["batch"][:], g["bytes"][:]
-        assert np.all((batch >= 1) & (batch <= 100)) and np.all((batch == 1) | (batch * size <= 65536))
+        assert np.all((batch >= 1) & (batch <= 1000))
+        # A batch may outnumber the receive slots (64 KiB of them, at most 100): round trips reuse
+        # them in turn, and --validate still checks every slot's bytes.
+        slots = np.clip(65536 // size, 1, 100)
+        assert np.any(batch > slots), (batch, size)
+        assert g.attrs["validated"] == 1
         w = f["transfer/bw/window"][:]
         assert w.tolist() == [min(64, max(1, 65536 // s)) for s in f["transfer/bw/bytes"][:]]
 
