@@ -201,6 +201,53 @@ def pairs_all_data(run: Run) -> tuple[np.ndarray, np.ndarray, str] | None:
             np.array([lat, pa.bandwidth_bytes / bw]), "pairs_all, inter-node medians")
 
 
+def line_rate(run: Run) -> tuple[float, str] | None:
+    """The head node's measured line rate (B/s) from a transfer run in the same file, and where it
+    came from: the median over pairs that cross nodes at the largest size of bw (a stream, closest
+    to the line rate), else of pingpong, else the inter-node cells of the all-pairs map. None when
+    no transferred pair crossed nodes, since shared memory says nothing of the link."""
+    node = _node_of(run)
+    for name in ("bw", "pingpong"):
+        test = run.transfer.get(name)
+        if test is None or test.bandwidth is None or test.pairs is None or not run.hosts:
+            continue
+        bw = np.asarray(test.bandwidth, dtype=float)
+        if bw.ndim != 2 or test.pairs.shape[0] != bw.shape[1] or not len(test.bytes):
+            continue
+        inter = [i for i, (a, b) in enumerate(test.pairs) if node.get(int(a), -1) != node.get(int(b), -2)]
+        if not inter:
+            continue
+        last = int(np.argmax(test.bytes))
+        rate = stats.nanmedian(bw[last, inter])
+        if rate > 0:
+            size = int(test.bytes[last])
+            return float(rate), f"transfer {name} at {size} B, median over {len(inter)} inter-node pair(s)"
+    pa = pairs_all_data(run)
+    if pa is not None and pa[1][1] > 0:
+        return float(pa[0][1] / pa[1][1]), f"transfer pairs_all at {int(pa[0][1])} B, inter-node median"
+    return None
+
+
+def link_use(point: FftPoint, rate: tuple[float, str] | None) -> tuple[float, str]:
+    """The point's use of the full-duplex bound max(out, in) / line rate over its median t_total,
+    and where the rate came from: --link-rate as recorded, else the measured rate given."""
+    a = point.attrs
+    recorded, use = (float(a.get(k, float("nan"))) for k in ("link_rate_Bps", "link_use"))
+    if np.isfinite(recorded) and recorded > 0 and np.isfinite(use):
+        return use, "--link-rate"
+    out, inn = float(a.get("link_out_bytes", 0) or 0), float(a.get("link_in_bytes", 0) or 0)
+    med = median_total(point) if np.size(point.times.get("t_total", [])) else float("nan")
+    if np.isfinite(recorded) and recorded > 0:
+        bps, what = recorded, "--link-rate"
+    elif rate is not None:
+        bps, what = rate
+    else:
+        return float("nan"), ""
+    if not (out > 0 or inn > 0) or not (med > 0):
+        return float("nan"), what
+    return max(out, inn) / bps / med, what
+
+
 def comm_fit(run: Run) -> tuple[HockneyFit | None, tuple[np.ndarray, np.ndarray, str] | None, str]:
     """The alpha-beta fit for separate nodes, the data it was fitted to, and a
     note. Order of preference: pingpong between nodes, the all-pairs matrices

@@ -440,12 +440,18 @@ def _overlaps(ctx: Context) -> dict[tuple[str, str], float]:
     return out
 
 
-def link_use_text(attrs: dict) -> str:
-    use = _float(attrs.get("link_use"))
+def link_use_text(point, rate: tuple[float, str] | None) -> str:
+    """The point's link use, from --link-rate as the run recorded it or from the line rate a
+    transfer run in the same file measured between nodes."""
+    use, what = model.link_use(point, rate)
     if np.isfinite(use):
-        return f"link use: {100 * use:.0f} % of the full-duplex bound"
-    if _int(attrs.get("link_out_bytes"), 0) > 0:
-        return "link use unknown (no line rate: add a transfer run to the file)"
+        if what == "--link-rate":
+            return f"link use: {100 * use:.0f} % of the full-duplex bound"
+        return (f"link use: {100 * use:.0f} % of the full-duplex bound at the measured "
+                f"{rate[0] / 1e6:.2f} MB/s ({what})")
+    if _int(point.attrs.get("link_out_bytes"), 0) > 0:
+        return ("link use unknown (no line rate: give --link-rate, or run transfer between nodes "
+                "into the same file)")
     return ""
 
 
@@ -454,6 +460,7 @@ def _pipeline_section(rep: Report, ctx: Context) -> None:
     timelines = []
     for run in ctx.runs:
         ext = ctx.extra[run.name]
+        rate = model.line_rate(run)
         for pt in run.points:
             a = pt.attrs
             pn = ext.points.get(pt.id)
@@ -467,7 +474,7 @@ def _pipeline_section(rep: Report, ctx: Context) -> None:
                          "link_out_bytes": a.get("link_out_bytes"),
                          "link_in_bytes": a.get("link_in_bytes"),
                          "link_bound": _float(a.get("link_bound_s")),
-                         "link_use": link_use_text(a) or "–"})
+                         "link_use": link_use_text(pt, rate) or "–"})
     if not rows:
         return
     sec = rep.section("pipeline", "Schedule and pipeline", "Pipeline")

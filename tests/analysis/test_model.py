@@ -156,3 +156,31 @@ def test_forecast_needs_three_node_counts(tmp_path, nodes):
     val = model.validate(_items(fixtures.node_scaling_set(tmp_path, nodes=nodes)))
     assert not val.ok and val.model is None and not val.checks
     assert "three or more node counts" in val.reason
+
+
+def test_line_rate_and_link_use_come_from_inter_node_transfer(tmp_path):
+    run = open_run(fixtures.write_run(tmp_path / "pi.h5", fixtures.PI))
+    bw = run.transfer["bw"]
+    node = {int(h["rank"]): int(h["node"]) for h in run.hosts}
+    inter = [i for i, (a, b) in enumerate(bw.pairs) if node[int(a)] != node[int(b)]]
+    last = int(np.argmax(bw.bytes))
+    rate, what = model.line_rate(run)
+    assert rate == pytest.approx(float(np.median(np.asarray(bw.bandwidth)[last, inter])))
+    assert what.startswith(f"transfer bw at {int(bw.bytes[last])} B") and f"{len(inter)} inter-node" in what
+    point = dataclasses.replace(run.points[-1], attrs={**run.points[-1].attrs, "link_out_bytes": 3e6,
+                                                       "link_in_bytes": 7e6, "link_rate_Bps": float("nan")})
+    use, src = model.link_use(point, (rate, what))
+    assert use == pytest.approx(7e6 / rate / float(np.median(point.times["t_total"])))
+    assert src == what
+    # --link-rate, as wulfbench recorded it, wins over the measured rate.
+    given = dataclasses.replace(point, attrs={**point.attrs, "link_rate_Bps": 12.5e6, "link_use": 0.8})
+    assert model.link_use(given, (rate, what)) == (0.8, "--link-rate")
+    # Nothing crossed the link, or no rate at all: no figure.
+    assert np.isnan(model.link_use(dataclasses.replace(point, attrs={}), (rate, what))[0])
+    assert np.isnan(model.link_use(point, None)[0])
+
+
+def test_line_rate_ignores_pairs_on_one_node(tmp_path):
+    cfg = dataclasses.replace(fixtures.PI, hosts=("pi0",), pairs_all=False)
+    run = open_run(fixtures.write_run(tmp_path / "one.h5", cfg))
+    assert run.transfer and model.line_rate(run) is None
