@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-cluster: figures on the emulated Pi cluster (root, network namespaces, cgroups).
 #  1. per link profile: pingpong bandwidth at 2 KiB and 1 MiB between two nodes (both
-#     directions of every link shaped), against the line rate;
+#     directions of every link shaped), against the line rate; pi3 also with --mtu 500 and
+#     with --switch serial (the user-space store-and-forward switch);
 #  2. on pi3 links, 2 and 4 nodes, --result spectra and peaks: fft t_total of the 16-file
 #     point over the full-duplex bound max(link out, link in) / 12.5 MB/s, for
 #     --schedule pipelined and phased side by side (and static, dynamic), medians over runs;
@@ -36,9 +37,9 @@ mkdir -p "$out_dir"
 line_rate() { case $1 in pi3) echo 12.5e6 ;; pi3plus) echo 37.5e6 ;; pi4) echo 125e6 ;; esac; }
 
 echo "# pingpong between pi1 and pi2, both directions of every link shaped (MB/s = 1e6 B/s)"
-printf '%-16s %12s %10s %12s %10s\n' "# link" "2KiB[MB/s]" "x_line" "1MiB[MB/s]" "x_line"
-for spec in "${profiles[@]}" "pi3 --mtu 500"; do
-  # shellcheck disable=SC2086 # "PROFILE [--mtu N]"
+printf '%-20s %12s %10s %12s %10s\n' "# link" "2KiB[MB/s]" "x_line" "1MiB[MB/s]" "x_line"
+for spec in "${profiles[@]}" "pi3 --mtu 500" "pi3 --switch serial"; do
+  # shellcheck disable=SC2086 # "PROFILE [--mtu N | --switch serial]"
   set -- $spec
   [[ " ${profiles[*]} " == *" $1 "* ]] || continue
   $CL up 2 --link "$@" >/dev/null
@@ -61,7 +62,7 @@ for r in range(1, runs + 1):
     for s in bw:
         bw[s].append(b[sizes.index(s)])
 small, big = (float(np.median(bw[s])) for s in (2048, 1 << 20))
-print(f"{spec:<16} {small / 1e6:12.2f} {small / rate:10.2f} {big / 1e6:12.2f} {big / rate:10.2f}")
+print(f"{spec:<20} {small / 1e6:12.2f} {small / rate:10.2f} {big / 1e6:12.2f} {big / rate:10.2f}")
 PY
 done
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 # Debian packages this test needs (installed when missing and run as root).
-PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py time"
+PACKAGES="iproute2 util-linux mount openmpi-bin python3-h5py time gcc libc6-dev"
 
 usage() {
     cat <<EOF
@@ -18,7 +18,12 @@ settings; check the result files with h5py (3 distinct hostnames in
 /hosts, pingpong bandwidth at 1 MiB between 8 and 12.5 MB/s, a gather
 from 2 nodes into pi1 no faster than 2 MiB at 12.5 MB/s, so both
 directions are shaped). Then 2 nodes with --mtu 500: a 2 KiB pingpong
-within 1.10 x 12.5 MB/s; 2 nodes with --cpu-share 0.25 --mem 1G: the quota
+within 1.10 x 12.5 MB/s; 3 nodes with --switch serial: no bridge or tbf,
+a 2 KiB pingpong within 1.10 x and a 1 MiB one at least 0.85 x 12.5 MB/s,
+the gather no faster than the line rate, no frame above MTU + 14 in the
+switch's counters, --latency 300 adding about 300 us to an 8 B pingpong,
+and no switch process left after 'down' (also of an 'up' killed while its
+switch ran); 2 nodes with --cpu-share 0.25 --mem 1G: the quota
 and limit are set, what the launch agent starts is in the node's cgroup,
 a busy loop gets at most about a quarter of a core and a baseline runs at
 about a quarter of the speed; --cpu-like with that baseline as the "real
@@ -142,7 +147,8 @@ EOF
 
 # Arguments are checked before root and before anything is made.
 for args in "up 0" "up 3 --link pi5" "up" "frobnicate" "up 2 --cpu-share 0" "up 2 --cpu-share 1.5" \
-    "up 2 --cpu-like $tmp/nobase.h5" "up 2 --mem 10" "up 2 --mtu 100"; do
+    "up 2 --cpu-like $tmp/nobase.h5" "up 2 --mem 10" "up 2 --mtu 100" "up 2 --switch hub" \
+    "up 2 --latency 100" "up 2 --switch serial --latency 2ms"; do
     rc=0
     # shellcheck disable=SC2086 # split on purpose
     err=$("$cluster" $args 2>&1) || rc=$?
@@ -488,6 +494,113 @@ EOF
 else
     fail "--mtu 500: ${msg:-$out}"
     indent <"$tmp/mtu.out"
+fi
+"$cluster" down >/dev/null 2>&1 || true
+
+# The serial switch (--switch serial): wbswitch forwards, and serializes every frame.
+switch_pid() { cat /run/wulfbench-emulate/switch.pid 2>/dev/null || echo none; }
+if err=$(cc -Wall -Wextra -Werror -O2 -o "$tmp/wbswitch" "$repo/jobs/emulate/wbswitch.c" 2>&1); then
+    pass "wbswitch.c builds with cc -Wall -Wextra -Werror"
+else
+    fail "wbswitch.c: $(head -3 <<<"$err")"
+fi
+# Killed hard while the switch runs in the middle of 'up': 'down' ends it too.
+"$cluster" up 3 --link pi3 --switch serial >/dev/null 2>&1 &
+up_pid=$!
+for _ in $(seq 1 100); do
+    [[ -s /run/wulfbench-emulate/switch.pid ]] && break
+    sleep 0.05
+done
+sw=$(switch_pid)
+kill -KILL "$up_pid" 2>/dev/null || true
+wait "$up_pid" 2>/dev/null || true
+if [[ $sw != none ]] && kill -0 "$sw" 2>/dev/null && out=$("$cluster" down 2>&1) && sleep 0.2 && left=$(nothing_left "$sw"); then
+    pass "'cluster up 3 --switch serial' killed with its switch running, then 'down': nothing left ($out)"
+else
+    fail "'up --switch serial' killed (switch pid $sw): left ${left:-?}"
+    "$cluster" down >/dev/null 2>&1 || true
+fi
+if out=$("$cluster" up 3 --link pi3 --switch serial 2>&1); then
+    sw=$(switch_pid)
+    status=$("$cluster" status 2>&1 || true)
+    qdiscs=$(for k in 1 2 3; do tc qdisc show dev "wbv$k"; tc -n "pi$k" qdisc show dev eth0; done | grep -c tbf || true)
+    if kill -0 "$sw" 2>/dev/null && [[ $status == *"serial switch pid $sw,"* && $qdiscs == 0 ]] &&
+        ! ip link show wbbr0 >/dev/null 2>&1 && ! ip -o link show wbv1 | grep -q master; then
+        pass "--switch serial: switch pid $sw runs, no bridge, no tbf, ports not enslaved"
+    else
+        fail "--switch serial: switch '$sw', $qdiscs tbf, status:"
+        echo "$status" | indent
+    fi
+    if "$cluster" run -- transfer --tests pingpong,gather -m 8,2k,1M -o "$tmp/serial.h5" >"$tmp/serial.out" 2>&1 &&
+        msg=$("$python" -W ignore::RuntimeWarning - "$tmp/serial.h5" 2>&1 <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+with h5py.File(sys.argv[1], "r") as f:
+    g = f["transfer/pingpong"]
+    sizes = list(g["bytes"][()])
+    bw = np.asarray(g["bandwidth_Bps"][()]).reshape(len(sizes), -1)[:, 0]
+    small, big = bw[sizes.index(2048)], bw[sizes.index(1 << 20)]
+    # The fastest batch: the least disturbed by other work on this machine.
+    lat = float(np.asarray(g["t_min"][()]).reshape(len(sizes), -1)[sizes.index(8), 0])
+    g = f["transfer/gather"]
+    i = int(np.flatnonzero(g["bytes"][:] == 1 << 20)[0])
+    t = float(np.nanmedian(np.nanmax(g["t"][i], axis=-1)))
+bound = 2 * (1 << 20) / 12.5e6
+print(f"pingpong 2 KiB {small / 1e6:.2f} MB/s ({small / 12.5e6:.2f} x line), 1 MiB {big / 1e6:.2f} MB/s "
+      f"({big / 12.5e6:.2f} x), gather 2 x 1 MiB {t * 1e3:.0f} ms (bound {bound * 1e3:.0f} ms); 8 B {lat * 1e6:.0f} us")
+assert small <= 1.10 * 12.5e6, "2 KiB pingpong above 1.10 x 12.5 MB/s"
+assert big >= 0.85 * 12.5e6, "1 MiB pingpong below 0.85 x 12.5 MB/s"
+assert t >= 0.95 * bound, "the gather beats the line rate of pi1's downlink"
+print(f"{lat:.9f}")
+EOF
+        ); then
+        pass "--switch serial: $(head -1 <<<"$msg")"
+        lat0=$(tail -1 <<<"$msg")
+    else
+        fail "--switch serial transfer: $(tail -1 <<<"${msg:-}")"
+        indent <"$tmp/serial.out"
+        lat0=""
+    fi
+    # Every frame the switch saw was one wire frame: no GSO super-packet, none above MTU + 14.
+    sleep 1.2
+    if awk '!/^#/ { n++; if ($9 != 0 || $10 != 0 || $12 > 1514 || $2 == 0) bad = 1 } END { exit !(n == 3 && !bad) }' \
+        /run/wulfbench-emulate/switch.stats; then
+        pass "switch counters: largest frame $(awk '!/^#/ && $12 > m { m = $12 } END { print m }' /run/wulfbench-emulate/switch.stats) B, no oversize or GSO frame"
+    else
+        fail "switch counters:"
+        indent </run/wulfbench-emulate/switch.stats
+    fi
+    "$cluster" down >/dev/null 2>&1 || true
+    if left=$(nothing_left "$sw"); then
+        pass "after 'down' of the serial cluster: no switch process, veth, namespace or state left"
+    else
+        fail "after 'down' of the serial cluster: $left"
+    fi
+else
+    fail "cluster up 3 --link pi3 --switch serial: $out"
+    lat0=""
+fi
+# --latency 300: the 8 B pingpong (half a round trip, fastest batch) grows by about 300 us.
+if [[ -n $lat0 ]] && out=$("$cluster" up 2 --link pi3 --switch serial --latency 300 2>&1) &&
+    "$cluster" run -- transfer --tests pingpong -m 8 -o "$tmp/latency.h5" >"$tmp/latency.out" 2>&1 &&
+    msg=$("$python" - "$tmp/latency.h5" "$lat0" 2>&1 <<'EOF'
+import sys
+import h5py
+import numpy as np
+
+g = h5py.File(sys.argv[1], "r")["transfer/pingpong"]
+lat = float(np.asarray(g["t_min"][()]).ravel()[0])
+added = lat - float(sys.argv[2])
+print(f"8 B pingpong {lat * 1e6:.0f} us against {float(sys.argv[2]) * 1e6:.0f} us: +{added * 1e6:.0f} us for --latency 300")
+assert 0.75 * 300e-6 <= added <= 1.5 * 300e-6, "not about 300 us more"
+EOF
+    ); then
+    pass "--latency 300: $msg"
+else
+    fail "--latency 300: ${msg:-$out}"
+    indent <"$tmp/latency.out" 2>/dev/null || true
 fi
 "$cluster" down >/dev/null 2>&1 || true
 
