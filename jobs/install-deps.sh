@@ -3,13 +3,15 @@
 # Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm fuzz
 # fuzz: clang with its libFuzzer and sanitizer runtimes, for make fuzz.
 # mpich: MPICH and its parallel HDF5 beside Open MPI, for make MPI=mpich; Open MPI stays the system mpicc.
+#   Then FFTW-MPI for MPICH, which Debian does not package, built by jobs/build-fftw-mpi.sh from Debian's
+#   fftw3 source (about a minute; skipped once built for the installed versions).
 # pandas is optional: only analysis.frames, the DataFrame reader, needs it; the tests use it.
 # Run it on every node of a cluster (Raspberry Pi OS, Debian, Ubuntu); it uses sudo when not root.
 set -euo pipefail
 
 declare -A GROUP=(
   [build]="make gcc pkg-config openmpi-bin libopenmpi-dev libfftw3-dev libfftw3-mpi-dev libhdf5-openmpi-dev hdf5-tools"
-  [mpich]="mpich libmpich-dev libhdf5-mpich-dev"
+  [mpich]="mpich libmpich-dev libhdf5-mpich-dev libfftw3-dev dpkg-dev xz-utils"
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
   [pandas]="python3-pandas"
   [test]="python3-pytest python3-pandas sox alsa-utils man-db"
@@ -50,25 +52,29 @@ missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  # Which MPI the system's mpicc and mpirun are before; installing MPICH must not change them.
+  mpi_before="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  # A fresh machine has no package lists yet; refresh them once per day at most.
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+    $sudo apt-get update -q || true
+  fi
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || {
+    echo "install-deps: apt-get could not install ${missing[*]}; check the network or the package names above" >&2; exit 1; }
+  mpi_after="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
+  if [ "$mpi_before" != "$mpi_after" ] && [[ $mpi_before == *openmpi* ]]; then
+    echo "install-deps: the system mpicc/mpirun changed from Open MPI to '$mpi_after'; to restore them:" >&2
+    echo "  $sudo update-alternatives --set mpi /usr/bin/mpicc.openmpi; $sudo update-alternatives --set mpirun /usr/bin/mpirun.openmpi" >&2
+  fi
+fi
 
-echo "install-deps: installing ${missing[*]}"
-# Which MPI the system's mpicc and mpirun are before; installing MPICH must not change them.
-mpi_before="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-# A fresh machine has no package lists yet; refresh them once per day at most.
-if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
-  $sudo apt-get update -q || true
-fi
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || {
-  echo "install-deps: apt-get could not install ${missing[*]}; check the network or the package names above" >&2; exit 1; }
-mpi_after="$(readlink -f "$(command -v mpicc 2>/dev/null || echo none)") $(readlink -f "$(command -v mpirun 2>/dev/null || echo none)")"
-if [ "$mpi_before" != "$mpi_after" ] && [[ $mpi_before == *openmpi* ]]; then
-  echo "install-deps: the system mpicc/mpirun changed from Open MPI to '$mpi_after'; to restore them:" >&2
-  echo "  $sudo update-alternatives --set mpi /usr/bin/mpicc.openmpi; $sudo update-alternatives --set mpirun /usr/bin/mpirun.openmpi" >&2
+if [[ " $* " == *" mpich "* ]]; then
+  bash "$(dirname "$0")/build-fftw-mpi.sh"
 fi

@@ -25,8 +25,8 @@ int64_t wb_fftmpi_buffer_bytes(const struct wb_fftmpi_layout *l)
 static int missing(void)
 {
     return wb_error_set(WB_EUSAGE, "this build has no FFTW-MPI (Debian's libfftw3-mpi is built for Open MPI); "
-                                   "run dfft from the Open MPI build, or build FFTW with --enable-mpi for this MPI "
-                                   "and make FFTW_MPI_LIBS='-L<dir> -lfftw3_mpi -lfftw3f_mpi'");
+                                   "for MPICH run bash jobs/build-fftw-mpi.sh (make deps MPI=mpich does) and "
+                                   "make MPI=mpich again, or run dfft from the Open MPI build");
 }
 
 int wb_fftmpi_available(void) { return 0; }

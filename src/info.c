@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "comm.h"
 #include "fft.h"
+#include "fft_mpi.h"
 #include "results.h"
 #include "sysinfo.h"
 #include "timer.h"
@@ -26,6 +27,7 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
         printf("ranks          %d on %d node%s\n", n, nnodes, nnodes == 1 ? "" : "s");
         printf("MPI            %s\n", mpi);
         printf("FFTW           %s\n", wb_fft_version());
+        printf("FFTW-MPI       %s\n", wb_fftmpi_available() ? "yes (dfft)" : "no: this build has no dfft");
         printf("HDF5           %s\n", wb_results_hdf5_version());
         printf("timer          MPI_Wtime, MPI_Wtick %.3g s, observed resolution %.3g s\n", MPI_Wtick(), tick);
         printf("%-5s %-5s %-24s %-40s %5s %9s %8s %7s %s\n", "#rank", "node", "hostname", "cpu", "cores", "mem_GiB",

@@ -63,23 +63,28 @@ for side in $SIDES_3D; do
   done
 done
 
-have_mpich=0
+have_mpich=0 mpich_dfft=0
 if [ "$MPICH" = 1 ] && [ -x "$MBIN" ] && command -v mpiexec.mpich >/dev/null; then
   have_mpich=1
+  # The MPICH build has dfft when FFTW-MPI was built for MPICH (jobs/build-fftw-mpi.sh).
+  if "$MBIN" info 2>/dev/null | grep -q '^FFTW-MPI *yes'; then mpich_dfft=1; fi
   for round in $(seq 1 "$ROUNDS"); do
-    echo "# MPICH vs Open MPI round $round/$ROUNDS: fft and pingpong" >&2
+    echo "# MPICH vs Open MPI round $round/$ROUNDS: fft, pingpong$([ $mpich_dfft = 1 ] && echo ", dfft 1-D 2^20")" >&2
     for impl in ompi mpich; do
       if [ $impl = ompi ]; then launch=("${OMPI_RUN[@]}"); bin=$BIN; else launch=("${MPICH_RUN[@]}"); bin=$MBIN; fi
       run "${launch[@]}" -np 2 "$bin" fft --sweep files --files 16 --reps 3 -q -o "$work/fft-$impl-$round.h5"
       run "${launch[@]}" -np 2 "$bin" transfer --tests pingpong -m 8,1M --time-per-size 0.3 -q \
         -o "$work/pp-$impl-$round.h5"
+      if [ $mpich_dfft = 1 ]; then
+        run "${launch[@]}" -np 2 "$bin" dfft --n 1048576 --reps "$DFFT_REPS" -q -o "$work/dfft-$impl-$round.h5"
+      fi
     done
   done
 elif [ "$MPICH" = 1 ]; then
   echo "# MPICH part skipped: build it with make MPI=mpich (needs jobs/install-deps.sh mpich)" >&2
 fi
 
-"$PYTHON" - "$work" "$ROUNDS" "$SIZES_1D" "$SIDES_3D" "$RANKS_3D" "$have_mpich" <<'PY'
+"$PYTHON" - "$work" "$ROUNDS" "$SIZES_1D" "$SIDES_3D" "$RANKS_3D" "$have_mpich" "$mpich_dfft" <<'PY'
 """Reads every run, takes medians over rounds and of paired ratios, prints the figures."""
 import re
 import statistics as st
@@ -91,6 +96,7 @@ import numpy as np
 work, rounds = sys.argv[1], int(sys.argv[2])
 sizes, sides, ranks = (list(map(int, a.split())) for a in sys.argv[3:6])
 have_mpich = sys.argv[6] == "1"
+mpich_dfft = sys.argv[7] == "1"
 
 
 def hpcc(path: str) -> dict:
@@ -137,6 +143,9 @@ if have_mpich:
     rows = [("fft kB/s (16 files of 5 s)", lambda r, i: kbps(f"{work}/fft-{i}-{r}.h5"), "kB/s", 1)]
     for size, label in ((8, "pingpong 8 B one-way"), (1 << 20, "pingpong 1 MiB one-way")):
         rows.append((label, lambda r, i, s=size: pingpong(f"{work}/pp-{i}-{r}.h5")[s], "us", 1e6))
+    if mpich_dfft:
+        rows.append(("dfft 1-D 2^20 c2c double",
+                     lambda r, i: h5py.File(f"{work}/dfft-{i}-{r}.h5")["dfft/p000"].attrs["gflops"], "GFLOPS", 1))
     for label, get, unit, scale in rows:
         o = [get(r, "ompi") for r in range(1, rounds + 1)]
         m = [get(r, "mpich") for r in range(1, rounds + 1)]

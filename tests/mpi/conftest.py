@@ -1,6 +1,7 @@
 """Shared helpers for the MPI integration tests: run the real wulfbench under mpirun."""
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from pathlib import Path
@@ -13,6 +14,8 @@ MPI_IMPL = os.environ.get("WB_MPI", "openmpi")
 if MPI_IMPL not in ("openmpi", "mpich"):
     raise pytest.UsageError(f"WB_MPI={MPI_IMPL!r}: use openmpi or mpich")
 BUILD = ROOT / ("build-mpich" if MPI_IMPL == "mpich" else "build")
+# How the result file's mpi_library attribute starts under each.
+MPI_LIBRARY_PREFIX = "MPICH Version:" if MPI_IMPL == "mpich" else "Open MPI"
 # WB_BIN: another build of the same program (make test-sanitize uses build-san/wulfbench).
 BIN = Path(os.environ.get("WB_BIN", BUILD / "wulfbench")).resolve()
 # The same program with test-only fault switches (WB_FAULT) compiled in.
@@ -31,6 +34,23 @@ def mpi_env() -> dict[str, str]:
     env.setdefault("OMPI_MCA_btl_base_warn_component_unused", "0")
     env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
     return env
+
+
+@functools.cache
+def build_has_fftw_mpi() -> bool:
+    """Whether BIN has dfft, as its `wulfbench info` says: the Open MPI build always has, the MPICH
+    build once jobs/build-fftw-mpi.sh has built FFTW-MPI for MPICH before make MPI=mpich."""
+    if not BIN.exists():
+        return False
+    r = subprocess.run([str(BIN), "info"], capture_output=True, text=True, timeout=60, env=mpi_env(),
+                       stdin=subprocess.DEVNULL)
+    return any(l.startswith("FFTW-MPI") and "yes" in l for l in r.stdout.splitlines())
+
+
+# Under MPICH dfft needs FFTW-MPI built for MPICH; the Open MPI build must always have it.
+needs_fftw_mpi = pytest.mark.skipif(
+    MPI_IMPL == "mpich" and not build_has_fftw_mpi(),
+    reason=f"{BIN} has no FFTW-MPI: run bash jobs/build-fftw-mpi.sh, then make MPI=mpich")
 
 
 def launcher(np_: int, env: dict[str, str] | None = None) -> list[str]:

@@ -10,10 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, MPI_IMPL, error_lines, run_faults, run_wb
-
-# Debian's libfftw3-mpi is built for Open MPI only, so the MPICH build has dfft compiled out.
-needs_fftw_mpi = pytest.mark.skipif(MPI_IMPL == "mpich", reason="no FFTW-MPI for MPICH on Debian")
+from conftest import (BIN, MPI_IMPL, MPI_LIBRARY_PREFIX, build_has_fftw_mpi, error_lines, needs_fftw_mpi, run_faults,
+                      run_wb)
 
 # Shapes that split unevenly over 3 and 4 ranks (and leave rank 3 of 4 without rows in 3-D);
 # 1-D needs N to be a multiple of ranks squared for every count tried: 144 = lcm(1, 4, 9, 16).
@@ -110,7 +108,7 @@ def test_hdf5_contents(tmp_path):
     assert r.returncode == 0, r.stderr
     with h5py.File(out, "r") as f:
         assert f.attrs["status"] == "complete" and f.attrs["subcommand"] == "dfft"
-        assert f.attrs["mpi_library"].startswith("Open MPI")
+        assert f.attrs["mpi_library"].startswith(MPI_LIBRARY_PREFIX)
         assert sorted(f["dfft"]) == ["p000", "p001"]
         g = f["dfft/p001"]
         a = g.attrs
@@ -177,16 +175,35 @@ def test_bad_input_one_line_exit_2(tmp_path, np_, args, phrase):
     assert len(lines) == 1 and phrase in lines[0], lines
 
 
-@pytest.mark.skipif(MPI_IMPL != "mpich", reason="the MPICH build's own behaviour")
-def test_mpich_build_says_dfft_is_missing_and_records_mpich(tmp_path):
+@pytest.mark.skipif(MPI_IMPL != "mpich" or build_has_fftw_mpi(), reason="an MPICH build without FFTW-MPI")
+def test_mpich_build_without_fftw_mpi_says_dfft_is_missing(tmp_path):
     r = run_wb(2, "dfft", "--n", "1024", "-o", str(tmp_path / "x.h5"))
     assert r.returncode == 2
     assert any("no FFTW-MPI" in l for l in error_lines(r.stderr))
+
+
+@pytest.mark.skipif(MPI_IMPL != "mpich" or not build_has_fftw_mpi(), reason="an MPICH build with FFTW-MPI")
+def test_mpich_dfft_loads_fftw_mpi_for_mpich_and_no_open_mpi(tmp_path):
+    libs = subprocess.run(["ldd", str(BIN)], capture_output=True, text=True, check=True).stdout
+    fftw_mpi = [l.split()[2] for l in libs.splitlines() if "_mpi.so" in l and "=>" in l]
+    assert len(fftw_mpi) == 2 and not any(p.startswith(("/usr/lib", "/lib")) for p in fftw_mpi), libs
+    assert "libmpich.so" in libs
+    assert not any(m in libs for m in ("libmpi.so", "libopen-pal", "libopen-rte", "openmpi")), libs
+    out = tmp_path / "d.h5"
+    r = run_wb(2, "dfft", "--n", "1024", "--precision", "single", "--reps", "1", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out, "r") as f:
+        assert f.attrs["mpi_library"].startswith(MPI_LIBRARY_PREFIX)
+        assert f["dfft/p000/verify"].attrs["passed"] == 1
+
+
+@pytest.mark.skipif(MPI_IMPL != "mpich", reason="the MPICH build's own behaviour")
+def test_mpich_build_records_mpich(tmp_path):
     out = tmp_path / "i.h5"
     r = run_wb(2, "transfer", "--tests", "pingpong", "--sizes", "8", "-i", "10", "-o", str(out))
     assert r.returncode == 0, r.stderr
     with h5py.File(out, "r") as f:
-        assert f.attrs["mpi_library"].startswith("MPICH Version:")
+        assert f.attrs["mpi_library"].startswith(MPI_LIBRARY_PREFIX)
 
 
 def alternative(name: str) -> str:
