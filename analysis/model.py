@@ -308,7 +308,18 @@ def predict(hockney: HockneyFit | None, compute: AffineFit, t0: float, point: Ff
         t_dist = remote * hockney.alpha_s + m_in * remote / p * inv_beta
         t_gather = remote * hockney.alpha_s + m_out * remote / p * inv_beta
     t_comp = compute.a + compute.b * flops / p
+    if overlapped(point):
+        # The phases run at once: input leaves the head, results come back on the other direction
+        # of its full-duplex link and every rank computes meanwhile, so the busiest of the three
+        # sets the pace (t0 takes up the pipeline's fill and drain).
+        return t_dist, t_comp, t_gather, t0 + np.maximum(np.maximum(t_dist, t_comp), t_gather)
     return t_dist, t_comp, t_gather, t0 + t_dist + t_comp + t_gather
+
+
+def overlapped(point: FftPoint) -> bool:
+    """Whether the point's schedule overlaps distribution, compute and gather (pipelined and
+    dynamic do); phased, and files older than the schedules, run them one after another."""
+    return str(point.attrs.get("schedule", "")) in ("pipelined", "dynamic")
 
 
 def _fit_distribution(points: list[FftPoint]) -> tuple[HockneyFit, tuple] | None:
@@ -349,9 +360,11 @@ def fit_run(run: Run, points: list[FftPoint]) -> RunModel:
     return fit_runs(run.name, [(run, points)])
 
 
-def fit_runs(name: str, items: list[tuple[Run, list[FftPoint]]]) -> RunModel:
+def fit_runs(name: str, items: list[tuple[Run, list[FftPoint]]],
+             comm: list[Run] | None = None) -> RunModel:
     """Fit alpha-beta and compute cost to the valid points of one or more runs
-    of the same cluster (for example at several node counts)."""
+    of the same cluster (for example at several node counts). comm: more runs of
+    that cluster, such as a study's transfer file, that may hold the pingpong."""
     model = RunModel(run=name, hockney=None, compute=None)
     points = [pt for _run, pts in items for pt in pts]
     model.compute = fit_compute(points)
@@ -359,11 +372,15 @@ def fit_runs(name: str, items: list[tuple[Run, list[FftPoint]]]) -> RunModel:
         model.notes.append("no FFT points to fit a compute model to")
         return model
     p_run = max((pt.p for pt in points), default=1)
-    for run, _pts in sorted(items, key=lambda it: -it[0].nranks):
+    sources = [run for run, _pts in items] + [run for run in comm or [] if all(run is not r for r, _p in items)]
+    for run in sorted(sources, key=lambda r: -r.nranks):
         model.hockney, model.comm_data, note = comm_fit(run)
         if model.hockney is not None:
             if note:
                 model.notes.append(note)
+            if all(run is not r for r, _p in items):
+                model.notes.append(f"alpha and beta come from the transfer run "
+                                   f"{run.name or run.label or run.path.name}")
             break
     if model.hockney is None and p_run > 1:
         found = _fit_distribution(points)
@@ -431,10 +448,10 @@ class Validation:
                 f"fitted on {', '.join(map(str, self.fit_nodes))} nodes")
 
 
-def validate(items: list[tuple[Run, list[FftPoint]]]) -> Validation:
+def validate(items: list[tuple[Run, list[FftPoint]]], comm: list[Run] | None = None) -> Validation:
     """Fit on every node count but the largest, predict the largest, and accept
     the model only with at least three node counts and a held-out error of at
-    most 25 % at every point."""
+    most 25 % at every point. comm: transfer runs of the same cluster (fit_runs)."""
     by_nodes: dict[int, list[tuple[Run, list[FftPoint]]]] = {}
     for run, pts in items:
         if pts:
@@ -448,7 +465,7 @@ def validate(items: list[tuple[Run, list[FftPoint]]]) -> Validation:
                       f"three or more node counts, one of them held out to check it")
         return val
     fit_items = [it for n in val.fit_nodes for it in by_nodes[n]]
-    fitted = fit_runs("fit", fit_items)
+    fitted = fit_runs("fit", fit_items, comm)
     if fitted.compute is None:
         val.reason = "no FFT points to fit"
         return val
@@ -469,7 +486,7 @@ def validate(items: list[tuple[Run, list[FftPoint]]]) -> Validation:
                       f"{100 * val.err_max:.0f} % (more than 25 %)")
     else:
         val.ok = True
-        val.model = fit_runs("all node counts", items)
+        val.model = fit_runs("all node counts", items, comm)
     return val
 
 

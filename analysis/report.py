@@ -774,6 +774,20 @@ def _scaling_section(rep: Report, ctx: Context) -> None:
         sec.bullets([str(n) for n in sc.notes])
 
 
+def _transfer_runs(ctx: Context, cpu: str, items: list[tuple[Run, list]]) -> list[Run]:
+    """Runs with a transfer test on the hosts of a forecast group (a study's transfer file beside
+    its fft files), whose pingpong between nodes gives the group's alpha and beta."""
+    names = {str(h.get("hostname")) for run, _pts in items for h in run.hosts}
+    out = []
+    for run in ctx.runs:
+        hosts = {str(h.get("hostname")) for h in run.hosts}
+        if run in ctx.baselines or not run.transfer or not hosts or not hosts <= names:
+            continue
+        if str(run.hosts[0].get("cpu_model")) == cpu:
+            out.append(run)
+    return out
+
+
 def _model_section(rep: Report, ctx: Context) -> None:
     sec = rep.section("model", "Model and forecast", "Forecast")
     sec.para("Hockney model t(m) = α + m/β fitted to pingpong (relative-error least squares); "
@@ -803,7 +817,7 @@ def _model_section(rep: Report, ctx: Context) -> None:
     nodes = np.arange(1, max(1, ctx.args.max_nodes) + 1)
     texts = []
     for cpu, items in groups.items():
-        val = model.validate(items)
+        val = model.validate(items, _transfer_runs(ctx, cpu, items))
         runs_text = ", ".join(f"{r.name} ({model.node_count(r)} nodes)" for r, _p in items)
         if not val.ok:
             texts.append(f"Not enough data to forecast {cpu} ({runs_text}): {val.reason}.")
@@ -823,7 +837,8 @@ def _model_section(rep: Report, ctx: Context) -> None:
         sec.figure(plots.forecast(val, rep.outdir))
         sec.table(tables.validation(val))
         sec.table(tables.forecasts([val.model]))
-        texts.append(f"Forecast for {cpu}, a model and not a measurement: {val.error_text}.")
+        comm = f"; alpha and beta from {val.model.hockney.source}" if val.model.hockney else ""
+        texts.append(f"Forecast for {cpu}, a model and not a measurement: {val.error_text}{comm}.")
     for text in texts:
         sec.para(text)
     if not groups:

@@ -184,3 +184,33 @@ def test_line_rate_ignores_pairs_on_one_node(tmp_path):
     cfg = dataclasses.replace(fixtures.PI, hosts=("pi0",), pairs_all=False)
     run = open_run(fixtures.write_run(tmp_path / "one.h5", cfg))
     assert run.transfer and model.line_rate(run) is None
+
+
+@pytest.mark.parametrize("schedule", ["pipelined", "dynamic"])
+def test_overlapped_schedules_are_paced_by_their_busiest_phase(schedule):
+    hockney = model.HockneyFit(alpha_s=1e-4, beta_Bps=1e7, n=2, rel_err_max=0, rel_err_median=0,
+                               source="test")
+    compute = model.AffineFit(a=2e-3, b=1e-9, n=2, rel_err_max=0, rel_err_median=0)
+    point = _point([1e6] * 4, 1e6, [2.5e5 * 2] * 4)
+    phased = dataclasses.replace(point, attrs={**point.attrs, "schedule": "phased"})
+    piped = dataclasses.replace(point, attrs={**point.attrs, "schedule": schedule})
+    d, c, g, t_phased = model.predict(hockney, compute, 5e-3, phased, np.array([4]))
+    _, _, _, t_piped = model.predict(hockney, compute, 5e-3, piped, np.array([4]))
+    assert t_phased[0] == pytest.approx(5e-3 + d[0] + c[0] + g[0])
+    # Results (2 MB back) outweigh samples (1 MB out) and compute: the gather sets the pace.
+    assert g[0] > d[0] and g[0] > c[0]
+    assert t_piped[0] == pytest.approx(5e-3 + g[0])
+
+
+def test_validate_takes_alpha_beta_from_the_clusters_transfer_run(tmp_path):
+    items = _items(fixtures.node_scaling_set(tmp_path, nodes=(1, 2, 4, 8)))
+    alone = model.validate(items)
+    assert alone.model.hockney.source == "FFT distribution times"
+    cfg = dataclasses.replace(fixtures.PI, label="pi-transfer", hosts=tuple(f"pi{k}" for k in range(8)),
+                              scenarios=(), straggler_rank=None, unstable_point=None, load=False)
+    transfer = open_run(fixtures.write_run(tmp_path / "transfer.h5", cfg))
+    val = model.validate(items, [transfer])
+    assert val.ok, val.reason
+    assert val.model.hockney.source == "pingpong, inter-node pairs"
+    assert val.model.hockney.beta_Bps == pytest.approx(cfg.beta_Bps, rel=0.05)
+    assert any("from the transfer run" in note for note in val.model.notes)

@@ -6,13 +6,15 @@
 #  2. on pi3 links, 2 and 4 nodes, --result spectra and peaks: fft t_total of the 16-file
 #     point over the full-duplex bound max(link out, link in) / 12.5 MB/s, for
 #     --schedule pipelined and phased side by side (and static, dynamic), medians over runs;
-#  3. a forecast run set: the 16-file point at 1, 2, 4 and 8 nodes with --cpu-share, kept
-#     under $RESULTS/bench-cluster/ for the analysis to fit on 1, 2, 4 and check on 8.
+#  3. the forecast check: on pi3 links through the serial switch with --cpu-share, a pingpong
+#     across the nodes and the 16-file point at 1, 2, 4 and 8 nodes (kept under
+#     $RESULTS/bench-cluster/); the model is fitted on 1, 2, 4 and its error at 8 printed.
 # Usage: tests/bench/cluster_bench.sh [PROFILE...]   (default: pi3 pi3plus pi4)
 # Environment: BENCH_RUNS (runs per figure, default 3), BENCH_CPU_SHARE (default 0.25),
 #   BENCH_CPU_LIKE (a --baseline file of a real node: --cpu-like instead of the share),
 #   BENCH_QUICK=1 (one run, pi3 only, 2 nodes, forecast at 1 and 2 nodes: a smoke test),
-#   RESULTS (default results), WB_BIN, PYTHON.
+#   BENCH_FORECAST_SWITCH (serial, or bridge for the tbf links), RESULTS (default results), WB_BIN,
+#   PYTHON.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -123,19 +125,35 @@ how=(--cpu-share "$share")
 [[ -n ${BENCH_CPU_LIKE:-} ]] && how=(--cpu-like "$BENCH_CPU_LIKE")
 max_n=${forecast_nodes[-1]}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-echo "# forecast run set: pi3 links, ${how[*]}, 16 files, nodes ${forecast_nodes[*]} -> $out_dir/forecast-pi3_nN_files_$stamp.h5"
-$CL up "$max_n" --link pi3 "${how[@]}" | grep -i 'cpu' || true
+# The forecast's links: the serial switch by default, since a token bucket's burst bends the
+# pingpong curve that alpha and beta are fitted to (BENCH_FORECAST_SWITCH=bridge for tbf).
+fswitch=${BENCH_FORECAST_SWITCH:-serial}
+echo "# forecast: pi3 links (--switch $fswitch), ${how[*]}, 16 files at nodes ${forecast_nodes[*]}," \
+  "and a pingpong across them -> $out_dir/forecast-pi3_*_$stamp.h5"
+$CL up "$max_n" --link pi3 --switch "$fswitch" "${how[@]}" | grep -i 'cpu' || true
+fc=("$out_dir/forecast-pi3_transfer_$stamp.h5")
+$CL run --np "$max_n" -- transfer --tests pingpong -m 1:1M --label "forecast-pi3 transfer" -q -o "${fc[0]}" >/dev/null
 for n in "${forecast_nodes[@]}"; do
   f=$out_dir/forecast-pi3_n${n}_files_$stamp.h5
   $CL run --np "$n" -- fft --sweep files --files 16 --reps 3 --label "forecast-pi3 n$n files" -q -o "$f" >/dev/null
-  "$PYTHON" - "$f" "$n" <<'PY'
-import sys
-import h5py
-import numpy as np
-
-with h5py.File(sys.argv[1], "r") as f:
-    g = f["fft"][sorted(f["fft"])[-1]]
-    print(f"{sys.argv[2]} node(s): t_total {np.median(g['t_total'][()]):.3f} s ({sys.argv[1]})")
-PY
+  fc+=("$f")
 done
+# Fit on every node count but the largest, with alpha and beta from the pingpong; predict the largest.
+"$PYTHON" - "${fc[@]}" <<'PY'
+import sys
+from pathlib import Path
+
+from analysis import derive, model
+from analysis.load import open_run
+
+transfer, *runs = (open_run(Path(p)) for p in sys.argv[1:])
+for run in runs:
+    print(f"{model.node_count(run)} node(s): t_total {derive.median_total(run.points[-1]):.3f} s ({run.path})")
+val = model.validate([(run, run.points) for run in runs], [transfer])
+for pid, meas, pred in val.checks:
+    print(f"forecast at {val.held_nodes} nodes ({pid}), fitted on {val.fit_nodes}: predicted {pred:.3f} s, "
+          f"measured {meas:.3f} s, error {100 * (pred - meas) / meas:+.1f} % (goal within 15 %)")
+if not val.checks:
+    print(f"forecast: {val.reason}")
+PY
 $CL down >/dev/null
