@@ -157,6 +157,12 @@ def _node_of(run: Run) -> dict[int, int]:
     return {int(h.get("rank", -1)): int(h.get("node", -1)) for h in run.hosts}
 
 
+def _inter_node_pairs(run: Run, pairs: np.ndarray) -> list[int]:
+    """Indices of the (sender, receiver) pairs whose ranks sit on different nodes."""
+    node = _node_of(run)
+    return [i for i, (s, r) in enumerate(pairs) if node.get(int(s), -1) != node.get(int(r), -2)]
+
+
 def pingpong_data(run: Run) -> tuple[np.ndarray, np.ndarray, str, bool] | None:
     """Message sizes, half-round-trip times (median over the chosen pairs), a
     description, and whether the pairs cross nodes. Pairs whose ranks sit on
@@ -168,9 +174,7 @@ def pingpong_data(run: Run) -> tuple[np.ndarray, np.ndarray, str, bool] | None:
     cols = np.arange(t_med.shape[1])
     what, inter_node = "pingpong", True
     if test.pairs is not None and run.hosts and test.pairs.shape[0] == t_med.shape[1]:
-        node = _node_of(run)
-        inter = [i for i, (s, r) in enumerate(test.pairs)
-                 if node.get(int(s), -1) != node.get(int(r), -2)]
+        inter = _inter_node_pairs(run, test.pairs)
         if inter:
             cols = np.asarray(inter)
             what = "pingpong, inter-node pairs"
@@ -206,7 +210,6 @@ def line_rate(run: Run) -> tuple[float, str] | None:
     came from: the median over pairs that cross nodes at the largest size of bw (a stream, closest
     to the line rate), else of pingpong, else the inter-node cells of the all-pairs map. None when
     no transferred pair crossed nodes, since shared memory says nothing of the link."""
-    node = _node_of(run)
     for name in ("bw", "pingpong"):
         test = run.transfer.get(name)
         if test is None or test.bandwidth is None or test.pairs is None or not run.hosts:
@@ -214,7 +217,7 @@ def line_rate(run: Run) -> tuple[float, str] | None:
         bw = np.asarray(test.bandwidth, dtype=float)
         if bw.ndim != 2 or test.pairs.shape[0] != bw.shape[1] or not len(test.bytes):
             continue
-        inter = [i for i, (a, b) in enumerate(test.pairs) if node.get(int(a), -1) != node.get(int(b), -2)]
+        inter = _inter_node_pairs(run, test.pairs)
         if not inter:
             continue
         last = int(np.argmax(test.bytes))
