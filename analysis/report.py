@@ -774,6 +774,11 @@ def _scaling_section(rep: Report, ctx: Context) -> None:
         sec.bullets([str(n) for n in sc.notes])
 
 
+def _cpu_of(run: Run) -> str:
+    """The CPU model a forecast groups runs by."""
+    return str(run.hosts[0].get("cpu_model")) if run.hosts else "?"
+
+
 def _transfer_runs(ctx: Context, cpu: str, items: list[tuple[Run, list]]) -> list[Run]:
     """Runs with a transfer test on the hosts of a forecast group (a study's transfer file beside
     its fft files), whose pingpong between nodes gives the group's alpha and beta."""
@@ -781,9 +786,7 @@ def _transfer_runs(ctx: Context, cpu: str, items: list[tuple[Run, list]]) -> lis
     out = []
     for run in ctx.runs:
         hosts = {str(h.get("hostname")) for h in run.hosts}
-        if run in ctx.baselines or not run.transfer or not hosts or not hosts <= names:
-            continue
-        if str(run.hosts[0].get("cpu_model")) == cpu:
+        if run not in ctx.baselines and run.transfer and hosts and hosts <= names and _cpu_of(run) == cpu:
             out.append(run)
     return out
 
@@ -794,7 +797,9 @@ def _model_section(rep: Report, ctx: Context) -> None:
              "per-rank compute time fitted as c0 + c1·flops; request time on p ranks modelled as "
              "t0 + (p−1)·α + M_in·(p−1)/(p·β) + c0 + c1·F/p + (p−1)·α + M_out·(p−1)/(p·β), where "
              "M_in, M_out are the request's input and output bytes, F its flops and t0 the "
-             "median residual on the measured points.")
+             "median residual on the measured points. That sum is the phased schedule's; for the "
+             "pipelined and dynamic schedules, which overlap the three, it is t0 plus the largest "
+             "of distribution, compute and gather.")
     fitted: list[model.RunModel] = []
     groups: dict[str, list[tuple[Run, list]]] = {}
     for run in ctx.runs:
@@ -808,8 +813,7 @@ def _model_section(rep: Report, ctx: Context) -> None:
         sec.figure(plots.model_fit(run, m, derive.compute_samples([s.point for s in usable]),
                                    rep.outdir))
         if run not in ctx.baselines:
-            cpu = str(run.hosts[0].get("cpu_model")) if run.hosts else "?"
-            groups.setdefault(cpu, []).append((run, [s.point for s in usable]))
+            groups.setdefault(_cpu_of(run), []).append((run, [s.point for s in usable]))
     if not fitted:
         sec.para("No usable FFT points: nothing to fit.")
         return
