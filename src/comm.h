@@ -8,6 +8,10 @@
 
 /* Start MPI with errors returned, not fatal. Collective over MPI_COMM_WORLD. 0 or WB_EMPI. */
 int wb_comm_init(int *argc, char ***argv);
+/* Local: WB_EUSAGE when WB_MPI_THREADS held a value other than single or funneled, else 0. */
+int wb_comm_threads_check(void);
+/* Local: the thread level MPI provided: single, funneled, serialized or multiple. */
+const char *wb_comm_threads_name(void);
 
 /* Finish MPI. Collective. 0 or WB_EMPI. */
 int wb_comm_finalize(void);

@@ -26,6 +26,7 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
         printf("wulfbench %s\n", WB_VERSION);
         printf("ranks          %d on %d node%s\n", n, nnodes, nnodes == 1 ? "" : "s");
         printf("MPI            %s\n", mpi);
+        printf("MPI threads    %s (WB_MPI_THREADS=single|funneled)\n", wb_comm_threads_name());
         printf("FFTW           %s\n", wb_fft_version());
         printf("FFTW-MPI       %s\n", wb_fftmpi_available() ? "yes (dfft)" : "no: this build has no dfft");
         printf("HDF5           %s\n", wb_results_hdf5_version());

@@ -43,6 +43,8 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
     /* Every rank parses the same argv, so a usage error is the same everywhere; the agreement is for
      * the checks that are not. */
     rc = wb_options_parse(*argc, *argv, o);
+    if (rc == 0)
+        rc = wb_comm_threads_check();
     wb_report_init(wb_comm_rank(), o->common.quiet, (int)o->common.progress);
     rc = wb_comm_agree(rc);
     if (rc)

@@ -385,7 +385,7 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     } strs[] = {
         {"schema", "wulfbench/1"}, {"version", WB_VERSION}, {"git_rev", WB_GIT_REV}, {"created_utc", when},
         {"command_line", info->command_line}, {"label", info->label}, {"subcommand", info->subcommand},
-        {"mpi_library", mpi}, {"fftw_version", info->fftw_version}, {"hdf5_version", hdf5},
+        {"mpi_library", mpi}, {"mpi_threads", wb_comm_threads_name()}, {"fftw_version", info->fftw_version}, {"hdf5_version", hdf5},
         {"compiler", compiler}, {"cflags", WB_CFLAGS}, {"status", "running"},
     };
     int rc = 0;

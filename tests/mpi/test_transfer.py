@@ -560,3 +560,27 @@ def test_pairs_shift_with_windows_is_validated(tmp_path):
         for p, (a, b) in enumerate(s["pairs"][:].tolist()):
             assert bw[a, b] == pytest.approx(65536 / t_med[1, p])
         assert sorted(f["transfer"]) == ["bibw", "bw", "pairs_all", "pairs_shift"]
+
+
+def test_mpi_thread_level_single_by_default_and_recorded(tmp_path):
+    """MPI is asked for MPI_THREAD_SINGLE, as MPI_Init gives OSU, IMB, NetPIPE and HPCC (Open MPI
+    takes its locks at any higher level); WB_MPI_THREADS=funneled asks for FUNNELED. Both are
+    recorded in the file and printed by info."""
+    for env, level in (({}, "single"), ({"WB_MPI_THREADS": "funneled"}, "funneled")):
+        out = tmp_path / f"{level}.h5"
+        r = run_wb(2, "transfer", "--tests", "pingpong", "-m", "8", "-i", "3", "-q", "-o", str(out), extra_env=env)
+        assert r.returncode == 0, r.stderr
+        with h5py.File(out, "r") as f:
+            assert f.attrs["mpi_threads"] == level
+        r = run_wb(2, "info", extra_env=env)
+        assert r.returncode == 0 and f"MPI threads    {level} " in r.stdout, r.stdout
+
+
+def test_bad_mpi_thread_level_is_refused_on_every_rank(tmp_path):
+    out = tmp_path / "x.h5"
+    r = run_wb(3, "transfer", "--tests", "pingpong", "-m", "8", "-o", str(out), extra_env={"WB_MPI_THREADS": "multiple"},
+               timeout=60)
+    lines = error_lines(r.stderr)
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert "WB_MPI_THREADS=multiple" in lines[0] and "single" in lines[0] and "funneled" in lines[0]
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
