@@ -249,7 +249,9 @@ rows = [
      [(4 * MiB / p[1] / 1e6, 4 * MiB / p[2] / 1e6) for p in np_pairs[4 * MiB]]),
     (f"pingpong bw {hp_bw_bytes} B [MB/s] (osu)", "HPCC", "0.85..1.15",
      [(hp_bw_bytes / w[("pingpong", hp_bw_bytes)] / 1e6, hp[r]["bw_Bps"] / 1e6) for r, w in enumerate(osu)]),
-    ("bw bandwidth 1 MiB [MB/s]", "wb pingpong", ">= 1",
+    # Informational: on shared memory bw's window of 64 x 1 MiB leaves the caches that pingpong's one
+    # buffer stays in, so bw reads above pingpong only while pingpong is at the machine's slow level.
+    ("bw bandwidth 1 MiB [MB/s]", "wb pingpong", "-",
      [(MiB / w[("bw", MiB)] / 1e6, MiB / w[("pingpong", MiB)] / 1e6) for w in wb]),
     ("bw 1 MiB concurrent [MB/s]", "sequential", "-", [(m[1] / 1e6, m[0] / 1e6) for m in maps]),
 ]
