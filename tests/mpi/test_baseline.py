@@ -22,7 +22,9 @@ def table_rows(stdout: str) -> list[dict[str, str]]:
 
 def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_path):
     out = tmp_path / "p.h5"
-    r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "16", "--reps", "9", "-o", str(out),
+    # 64 files: about 25 ms a repetition at np 2, long enough that a short stall of a shared machine
+    # does not decide the median (16 files, about 6 ms, once read 1.02 in make test).
+    r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "64", "--reps", "9", "-o", str(out),
                timeout=300)
     assert r.returncode == 0, r.stderr
     with h5py.File(out, "r") as f:
@@ -40,8 +42,9 @@ def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_pat
         assert 0 <= b.attrs["match_max_rel"] < 1e-4
         assert g["verify"].attrs["passed"] == 1
         speedup = float(np.median(alone / cluster))
-    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2.
-    assert 1.3 <= speedup <= 2.1, speedup
+    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2 (a margin
+    # for noise either side; a baseline of rank 0's share alone would read about 1, a double count 4).
+    assert 1.2 <= speedup <= 2.2, speedup
     line = next(l for l in r.stdout.splitlines() if "paired baseline" in l)
     assert f"speedup {speedup:.2f}" in line and "over 9 pairs" in line
 
