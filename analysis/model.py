@@ -375,13 +375,14 @@ def fit_runs(name: str, items: list[tuple[Run, list[FftPoint]]],
         model.notes.append("no FFT points to fit a compute model to")
         return model
     p_run = max((pt.p for pt in points), default=1)
-    sources = [run for run, _pts in items] + [run for run in comm or [] if all(run is not r for r, _p in items)]
+    own = {id(run) for run, _pts in items}
+    sources = [run for run, _pts in items] + [run for run in comm or [] if id(run) not in own]
     for run in sorted(sources, key=lambda r: -r.nranks):
         model.hockney, model.comm_data, note = comm_fit(run)
         if model.hockney is not None:
             if note:
                 model.notes.append(note)
-            if all(run is not r for r, _p in items):
+            if id(run) not in own:
                 model.notes.append(f"alpha and beta come from the transfer run "
                                    f"{run.name or run.label or run.path.name}")
             break
