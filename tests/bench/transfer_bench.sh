@@ -79,14 +79,11 @@ echo "# transfer_bench: wulfbench transfer vs NetPIPE and HPCC on $(hostname), 2
   "$MAP_NP ranks, $ROUNDS interleaved rounds" >&2
 wb_common=(-m 8,1M,2000000,4M --time-per-size 0.5 --iters-max 2000 --time-budget none -q)
 # Against NetPIPE: one size per run, the two tools back to back, the order alternating per round.
-wb_one() { # size output [env assignment]
-  if [ $# -gt 2 ]; then
-    run env "$3" "$MPIEXEC" -np 2 -x WB_MPI_THREADS "$BIN" transfer --tests pingpong --pingpong-method netpipe \
-      -m "$1:$1" --time-per-size 0.25 --iters-max 2000 --time-budget none -q -o "$2"
-  else
-    run "$MPIEXEC" -np 2 "$BIN" transfer --tests pingpong --pingpong-method netpipe -m "$1:$1" \
-      --time-per-size 0.25 --iters-max 2000 --time-budget none -q -o "$2"
-  fi
+wb_one() { # size output [VAR=value, for every rank: mpirun's local ranks inherit its environment]
+  local pre=()
+  if [ $# -gt 2 ]; then pre=(env "$3"); fi
+  run "${pre[@]}" "$MPIEXEC" -np 2 "$BIN" transfer --tests pingpong --pingpong-method netpipe -m "$1:$1" \
+    --time-per-size 0.25 --iters-max 2000 --time-budget none -q -o "$2"
 }
 np_one() { run "$MPIEXEC" -np 2 NPopenmpi -l "$1" -u "$1" -p 0 -o "$2"; }
 for size in "${SIZES[@]}"; do
@@ -127,16 +124,16 @@ work, rounds, np_rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 MiB = 1 << 20
 
 
-def wulfbench(r: int | str, name: str = "wb", stat: str = "t_med") -> dict:
+def wulfbench(r: int, name: str = "wb") -> dict:
     """One-way time (s) per size of pingpong, and bw's time per message, from the result file:
-    stat t_med (median over repetitions) or t_min (the lowest repetition, each a batch mean)."""
+    t_med, the median over repetitions."""
     out = {}
     with h5py.File(f"{work}/{name}{r}.h5", "r") as f:
         for test in ("pingpong", "bw"):
             if test not in f["transfer"]:
                 continue
             g = f["transfer/" + test]
-            for b, t in zip(g["bytes"][:], g[stat][:, 0]):
+            for b, t in zip(g["bytes"][:], g["t_med"][:, 0]):
                 out[(test, int(b))] = float(t)
     return out
 
@@ -188,19 +185,19 @@ wb = [wulfbench(r) for r in range(1, rounds + 1)]
 osu = [wulfbench(r, "osu") for r in range(1, rounds + 1)]
 maps = [link_map(r) for r in range(1, rounds + 1)]
 # The NetPIPE pairs: per size and round, wulfbench's median and lowest repetition and NetPIPE's figure.
-def netpipe_statistic(r: int, size: int) -> float:
-    """NetPIPE's own statistic computed from wulfbench's raw samples: the lowest of the means of
-    three equal consecutive thirds of its repetitions (NetPIPE: the lowest of 3 trial means)."""
+def netpipe_pair(r: int, size: int) -> tuple[float, float, float, float]:
+    """One NetPIPE round at one size: wulfbench's median and lowest repetition, NetPIPE's figure,
+    and NetPIPE's own statistic computed from wulfbench's raw samples (the lowest of the means of
+    three equal consecutive thirds of its repetitions; NetPIPE: the lowest of 3 trial means)."""
     with h5py.File(f"{work}/pwb{r}-{size}.h5", "r") as f:
         g = f["transfer/pingpong"]
+        t_med, t_min = float(g["t_med"][0, 0]), float(g["t_min"][0, 0])
         t = g["t"][0, :int(g["reps"][0]), 0]
-    return float(min(part.mean() for part in np.array_split(t, 3)))
+    return t_med, t_min, netpipe(r, size), float(min(part.mean() for part in np.array_split(t, 3)))
 
 
-# The NetPIPE pairs: per size and round, wulfbench's median, lowest repetition and NetPIPE's
-# statistic of its samples, and NetPIPE's figure.
-np_pairs = {s: [(wulfbench(f"{r}-{s}", "pwb")[("pingpong", s)], wulfbench(f"{r}-{s}", "pwb", "t_min")[("pingpong", s)],
-              netpipe(r, s), netpipe_statistic(r, s)) for r in range(1, np_rounds + 1)] for s in (8, MiB, 4 * MiB)}
+# The NetPIPE pairs, per size and round.
+np_pairs = {s: [netpipe_pair(r, s) for r in range(1, np_rounds + 1)] for s in (8, MiB, 4 * MiB)}
 funneled = [wulfbench(r, "pfun")[("pingpong", 8)] for r in range(1, np_rounds + 1)]
 hp = [hpcc(r) for r in range(1, rounds + 1)]
 med = statistics.median
