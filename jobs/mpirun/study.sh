@@ -221,7 +221,7 @@ check_hosts() {
         fi
     done
     ((${#unreachable[@]} == 0)) ||
-        die "cannot reach ${unreachable[*]} through '$agent' within ${connect_timeout}s (check ssh keys, names and firewall; see "Running on a cluster" in README.md)"
+        die "cannot reach ${unreachable[*]} through '$agent' within ${connect_timeout}s (check ssh keys, names and firewall; see docs/cluster.md)"
     ((${#missing[@]} == 0)) ||
         die "$bin is missing or not executable on ${missing[*]} (copy it to the same path on every node, or use NFS)"
 }

@@ -1,4 +1,4 @@
-"""The README's HDF5 layout block against real files: every name it lists is an attribute, member
+"""The HDF5 layout block of docs/reading.md against real files: every name it lists is an attribute, member
 or compound field where the block puts it, in a file written by `wulfbench suite` (and, for the
 lines marked "(with --pairs all)", by `transfer --pairs all`)."""
 
@@ -15,7 +15,7 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def readme_block() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "reading.md").read_text()
     head = text.index("### HDF5 layout")
     start = text.index("```\n", head) + 4
     return text[start:text.index("```", start)].splitlines()
@@ -106,8 +106,8 @@ def test_every_name_in_the_readme_block_is_in_a_real_file(files):
                 checked += 1
                 if n not in have:
                     missing.append(f"{group}{sub}: {n}")
-    assert checked > 100, f"only {checked} names parsed from the README block"
-    assert not missing, "in the README's layout block but not in the file: " + ", ".join(missing)
+    assert checked > 100, f"only {checked} names parsed from the docs/reading.md block"
+    assert not missing, "in docs/reading.md's layout block but not in the file: " + ", ".join(missing)
 
 
 def test_the_readme_units_claim_holds(files):
