@@ -102,9 +102,13 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
     else
         rc = wb_fftb_run_static(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
     t->t_total_s = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
-    wb_power_rep_end(WB_POWER_MAIN);
+    /* Every node's window ends with the root's request: the others wait for it in the agreement. */
+    if (c->rank == 0)
+        wb_power_rep_end(WB_POWER_MAIN);
     pr->m.flops = c->flops;
     rc = wb_comm_agree(rc);
+    if (c->rank != 0)
+        wb_power_rep_end(WB_POWER_MAIN);
     if (rc == 0)
         rc = wb_fftb_sched_finish(c, t);
     return wb_comm_agree(rc);

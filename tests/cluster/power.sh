@@ -39,6 +39,7 @@ cluster=${WB_CLUSTER:-$repo/jobs/emulate/cluster}
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+indent() { sed 's/^/    | /' | tail -n 12; }
 
 [[ $(id -u) -eq 0 ]] || abort "needs root: network namespaces"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
