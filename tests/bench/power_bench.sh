@@ -3,7 +3,7 @@
 # 10 Hz, as on a Pi 5) against --power none, in interleaved runs A B A B; the ratio is the median of
 # the paired ratios of each run's median t_total, with its min and max. Target: <= 1.01.
 # Nothing here passes or fails on speed: a shared machine is too noisy for that.
-# Knobs: ROUNDS (pairs, default 7), REPS (repetitions per run, default 15), NP (ranks, default 2),
+# Knobs: ROUNDS (pairs, default 7), REPS (repetitions per run, default 40), NP (ranks, default 2),
 # SECONDS_LIST (the point's audio seconds, default 30).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 WB=build/wulfbench
 ROUNDS=${ROUNDS:-7}
-REPS=${REPS:-15}
+REPS=${REPS:-40}
 NP=${NP:-2}
 SECONDS_LIST=${SECONDS_LIST:-30}
 
