@@ -174,8 +174,10 @@ def test_power_none_records_times_only(tmp_path):
 
 def test_unreadable_counter_is_one_line_and_the_run_goes_on(tmp_path):
     # As root every file is readable, so the counter is a folder: reading it fails as EACCES would.
+    # It is the dram subzone's, which counts beside the package (the core subzone, inside it, does not).
     root = tmp_path / "rapl"
-    pkg = fake_power.rapl_tree(root, 6_000_000)
+    fake_power.rapl_tree(root, 6_000_000, dram=True)
+    pkg = root / "sys/class/powercap/intel-rapl:0:1/energy_uj"
     pkg.unlink()
     pkg.mkdir()
     out = tmp_path / "u.h5"
