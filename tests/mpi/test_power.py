@@ -126,12 +126,12 @@ def test_pi5_pmic_through_vcgencmd_with_paired_baseline(tmp_path):
     bindir = tmp_path / "bin"
     fake_power.fake_vcgencmd(bindir)
     watts = fake_power.pmic_watts()
-    f = fft(2, tmp_path / "empty", tmp_path / "p.h5", "--seconds", "2", "--reps", "3", "--power-idle", "0.5",
+    f = fft(2, tmp_path / "empty", tmp_path / "p.h5", "--seconds", "2", "--reps", "3", "--power-idle", "1",
             "--paired-baseline", path=str(bindir))
     assert sources(f) == ["pi5", "shared"]
     assert "PMIC rails only" in f["power"].attrs["caveat"]
     assert f["power/idle_w"][0] == pytest.approx(watts, rel=0.01)
-    # 10 Hz, measured over the idle window; its jitter is stated.
+    # 10 Hz, measured over the idle window (about 10 samples); its jitter is stated.
     assert f["power/period_s"][0] == pytest.approx(0.1, rel=0.3)
     assert 0 <= f["power/period_err_s"][0] < 0.05
     for g in (f["fft/p000"], f["fft/p000/baseline"]):
@@ -211,3 +211,15 @@ def test_bad_power_options_exit_2(tmp_path, args, says):
     assert r.returncode == 2
     lines = error_lines(r.stderr)
     assert len(lines) == 1 and says in lines[0], r.stderr
+
+
+def test_counter_going_back_without_a_wrap_gives_nan_not_a_number(tmp_path):
+    # An hwmon energy counter has no wrap range: one that falls is a fault, never negative energy.
+    # About 16 ms a repetition: the counter falls several times in each.
+    root = tmp_path / "back"
+    ctr = fake_power.hwmon_tree(root, energy=True)
+    with advancing(ctr, -5):
+        f = fft(2, root, tmp_path / "k.h5", "--seconds", "30", "--reps", "3", "--power-idle", "0.3")
+    assert sources(f) == ["hwmon", "shared"]
+    assert np.isnan(f["power/idle_w"][0])
+    assert np.isnan(f["fft/p000/energy_j"][()]).all()
