@@ -563,7 +563,7 @@ static int write_power(struct wb_results *res)
             caveats(names, nranks, cav, sizeof cav);
         uint64_t dims[1] = {(uint64_t)nranks};
         rc = wb_results_group(res, "/power");
-        rc = rc ? rc : wb_results_write_strings(res, "/power/source", (size_t)nranks, NAME_LEN, names);
+        rc = rc ? rc : wb_results_write_strings(res, "/power/source", (size_t)nranks, NAME_LEN, names, "1");
         for (int k = 0; k < 4 && rc == 0; k++) {
             for (int r = 0; rank == 0 && r < nranks; r++)
                 col[r] = all[r * 4 + k];

@@ -236,13 +236,14 @@ static hid_t fixed_string(size_t len)
     return t;
 }
 
-int wb_results_write_strings(struct wb_results *r, const char *dset, size_t n, size_t len, const char *data)
+int wb_results_write_strings(struct wb_results *r, const char *dset, size_t n, size_t len, const char *data,
+                             const char *units)
 {
     if (r->rank != 0 || r->err)
         return r->err;
     hid_t t = fixed_string(len);
     uint64_t dims[1] = {n};
-    int rc = write_locked(r, dset, t, 1, dims, data, NULL);
+    int rc = write_locked(r, dset, t, 1, dims, data, units);
     H5Tclose(t);
     return rc;
 }
