@@ -12,6 +12,7 @@
 #include "fft_mpi.h"
 #include "fft_wisdom.h"
 #include "options.h"
+#include "power.h"
 #include "report.h"
 #include "results.h"
 #include "sysinfo.h"
@@ -138,13 +139,16 @@ static int time_reps(const struct dctx *c, struct wb_fftmpi *p, const void *save
         double tl, tt;
         rc = wb_comm_barrier();
         double t0 = wb_timer_now_s();
+        wb_power_rep_begin(WB_POWER_MAIN);
         wb_fftmpi_forward(p, &tl, &tt);
         rc = rc ? rc : wb_comm_barrier();
+        wb_power_rep_end(WB_POWER_MAIN);
         double t = wb_timer_now_s() - t0;
         if (i >= warm) {
             r->t_total[i - warm] = t;
             r->t_local[i - warm] = tl;
             r->t_transpose[i - warm] = tt;
+            wb_power_rep_keep(WB_POWER_MAIN);
         }
         wb_report_progress("dfft", (double)(i + 1) / (warm + reps), wb_timer_now_s() - start);
     }
@@ -252,6 +256,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_attr_f64(res, v, "tolerance", r->tol);
     rc = rc ? rc : wb_results_attr_str(res, v, "check", c->dump_dir ? "roundtrip (pseudo-random input, dumped)"
                                                                    : "roundtrip and spectrum of 3 tones");
+    rc = rc ? rc : wb_power_point_write(res, g, 0);
     return rc ? rc : wb_results_flush(res);
 }
 

@@ -14,6 +14,7 @@
 #include "fft_wisdom.h"
 #include "health.h"
 #include "options.h"
+#include "power.h"
 #include "report.h"
 #include "rng.h"
 #include "timer.h"
@@ -94,14 +95,20 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
     if (rc)
         return rc;
     double t0 = wb_timer_now_s();
+    wb_power_rep_begin(WB_POWER_MAIN);
     c->flops = 0;
     if (c->f->schedule == WB_SCHED_DYNAMIC && !c->baseline)
         rc = wb_fftb_run_dynamic(c, &pr->l, &pr->rq, pr->resb.ptr, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
     else
         rc = wb_fftb_run_static(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
     t->t_total_s = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
+    /* Every node's window ends with the root's request: the others wait for it in the agreement. */
+    if (c->rank == 0)
+        wb_power_rep_end(WB_POWER_MAIN);
     pr->m.flops = c->flops;
     rc = wb_comm_agree(rc);
+    if (c->rank != 0)
+        wb_power_rep_end(WB_POWER_MAIN);
     if (rc == 0)
         rc = wb_fftb_sched_finish(c, t);
     return wb_comm_agree(rc);
@@ -115,6 +122,7 @@ static int run_alone(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struc
 {
     memset(t, 0, sizeof *t);
     int rc = 0;
+    wb_power_rep_begin(WB_POWER_BASELINE);
     if (c->rank == 0) {
         double cluster_flops = c->flops, t0 = wb_timer_now_s();
         rc = wb_fftb_read_request(c, p, &pr->rq, 0);
@@ -125,7 +133,9 @@ static int run_alone(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struc
         t->t_comp_s = t->t_total_s = wb_timer_now_s() - t1;
         c->flops = cluster_flops;
     }
-    return wb_comm_agree(rc);
+    rc = wb_comm_agree(rc);
+    wb_power_rep_end(WB_POWER_BASELINE);
+    return rc;
 }
 
 #ifdef WB_TEST_FAULTS
@@ -256,6 +266,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
             if (pr.alone)
                 pr.alone[done] = alone;
             pr.tm[done++] = t;
+            wb_power_rep_keep(WB_POWER_MAIN);
+            wb_power_rep_keep(WB_POWER_BASELINE);
         }
         *progress_done += 1;
         wb_report_progress("fft", fmin(1.0, *progress_done / progress_total), wb_timer_now_s() - c->t_start_s);

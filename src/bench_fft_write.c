@@ -8,6 +8,7 @@
 #include "error.h"
 #include "fft.h"
 #include "options.h"
+#include "power.h"
 #include "report.h"
 #include "results.h"
 #include "timer.h"
@@ -316,6 +317,8 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
         int prc = wb_fftb_write_pipe(c, w.g, m);
         rc = rc ? rc : brc ? brc : prc;
         write_verify(&w, v);
+        int erc = wb_power_point_write(c->res, w.g, c->paired);
+        rc = rc ? rc : erc;
         /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
         int frc = wb_results_flush(c->res);
         rc = rc ? rc : frc;

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "fft.h"
 #include "options.h"
+#include "power.h"
 #include "report.h"
 #include "results.h"
 #include "sysinfo.h"
@@ -542,7 +543,10 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
         if ((rc = wb_comm_bcast(&order, sizeof order, 0)) || !order.go)
             break;
         struct wb_load_step s;
+        wb_power_rep_begin(WB_POWER_MAIN);
         rc = run_step(&c, &order, index, &s);
+        wb_power_rep_end(WB_POWER_MAIN);
+        wb_power_rep_keep(WB_POWER_MAIN);
         if (c.rank == 0 && rc == WB_ETIMEOUT && s.stopped_worker > 0)
             return keep_stopped_step(&c, res, &s, stats, nsteps);
         if (rc == WB_EMPI || rc == WB_ETIMEOUT) {

@@ -8,6 +8,7 @@
 #include "comm.h"
 #include "error.h"
 #include "fft.h"
+#include "power.h"
 #include "results.h"
 
 const char *const wb_load_reason_names[] = {"none", "latency", "rejections", "throughput", NULL};
@@ -172,6 +173,8 @@ static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const
         rc = wb_results_group(res, g);
         rc = rc ? rc : write_step_attrs(res, g, c, s, st);
         rc = write_step_records(res, g, n, &k, rc);
+        if (!alone)
+            rc = rc ? rc : wb_power_point_write(res, g, 0);
     }
     cols_free(&k);
     int frc = alone ? wb_results_flush_alone(res) : wb_results_flush(res);

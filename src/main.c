@@ -10,6 +10,7 @@
 #include "error.h"
 #include "fft.h"
 #include "options.h"
+#include "power.h"
 #include "report.h"
 #include "results.h"
 #include "subcommand.h"
@@ -67,10 +68,16 @@ static int run(struct wb_options *o)
     struct wb_run_info info = {o->cmd_name, o->common.label, o->command_line, o->common.seed, o->fft.baseline,
                                wb_fft_version()};
     struct wb_results *res = NULL;
-    int rc = wb_results_open(&res, o->common.out_path, o->common.force, &info);
-    if (rc)
+    /* Power sources are found before the file opens, so a missing forced source leaves no file. */
+    int rc = transfer ? 0 : wb_power_open(o->common.power, o->common.power_idle_s);
+    rc = rc ? rc : wb_results_open(&res, o->common.out_path, o->common.force, &info);
+    if (rc) {
+        wb_power_close();
         return rc;
-    rc = o->sub->run(o, res);
+    }
+    rc = wb_power_start(res);
+    rc = rc ? rc : o->sub->run(o, res);
+    wb_power_close();
     if (rc == WB_EMPI) {
         /* A failed MPI call may leave ranks out of step; stopping all of them is the only safe way out. */
         wb_report_warn("%s", wb_error_message());

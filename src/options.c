@@ -11,10 +11,12 @@
 
 #include "error.h"
 #include "optparse.h"
+#include "power.h"
 #include "subcommand.h"
 
 enum common_id {
-    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_STALL, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION
+    C_OUT = 1000, C_LABEL, C_REPS, C_WARMUP, C_SEED, C_TIMEOUT, C_STALL, C_PROGRESS, C_QUIET, C_FORCE, C_HELP, C_VERSION,
+    C_POWER, C_POWER_IDLE
 };
 
 static const struct wb_optdef common_defs[] = {
@@ -32,6 +34,10 @@ static const struct wb_optdef common_defs[] = {
     {"progress", 1, 0, C_PROGRESS, "auto|always|never", "progress line with ETA on stderr (auto: on a terminal)", "auto"},
     {"quiet", 0, 'q', C_QUIET, NULL, "print no tables, only errors and the result file name", NULL},
     {"force", 0, 0, C_FORCE, NULL, "overwrite an existing result file", NULL},
+    {"power", 1, 0, C_POWER, "auto|rapl|hwmon|pi5|none",
+     "energy per node (fft, dfft, load, suite): auto is the first of rapl, hwmon, pi5 each node has", "auto"},
+    {"power-idle", 1, 0, C_POWER_IDLE, "SECONDS", "idle power measured this long before the first point, 0 to 600; "
+     "0 skips it", "3"},
     {"help", 0, 'h', C_HELP, NULL, "show this help", NULL},
     {"version", 0, 'V', C_VERSION, NULL, "show the version", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -87,6 +93,14 @@ static int set_common(struct wb_common_opts *c, int id, const char *arg)
         break;
     case C_FORCE:
         c->force = 1;
+        break;
+    case C_POWER:
+        if ((rc = wb_optparse_choice("--power", arg, wb_power_mode_names, &k)) == 0)
+            c->power = k, c->power_given = 1;
+        break;
+    case C_POWER_IDLE:
+        if ((rc = wb_optparse_double("--power-idle", arg, 0, 600, &d)) == 0)
+            c->power_idle_s = d;
         break;
     case C_HELP:
         return WB_EHELP;
@@ -188,7 +202,8 @@ static int parse_sub(int argc, char **argv, struct wb_options *o, const struct w
 int wb_options_parse(int argc, char **argv, struct wb_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1, .stall_timeout_s = 300};
+    o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1, .stall_timeout_s = 300,
+                                 .power_idle_s = 3};
     /* Every subcommand's defaults, since `suite` runs several of them. */
     for (int i = 0; i < wb_nsubcommands; i++)
         if (wb_subcommands[i].defaults)
@@ -208,6 +223,8 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     o->sub = sub;
     o->cmd_name = sub->name;
     int rc = parse_sub(argc, argv, o, sub);
+    if (rc == 0 && o->common.power_given && !strcmp(sub->name, "transfer"))
+        rc = wb_error_set(WB_EUSAGE, "--power: transfer records no energy; use it with fft, dfft, load or suite");
     if (rc == 0 && sub->validate)
         rc = sub->validate(o);
     return rc;

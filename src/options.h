@@ -27,6 +27,9 @@ struct wb_common_opts {
     enum wb_progress progress;
     int quiet;                /* --quiet: no tables, only errors and the final line */
     int force;                /* --force: overwrite an existing result file */
+    int power;                /* --power: a wb_power_mode (0 auto ... 4 none) */
+    int power_given;
+    double power_idle_s;      /* --power-idle: idle window before the first point, 0 = none */
 };
 
 struct wb_subcommand;

@@ -161,6 +161,12 @@ int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const
     return write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
 }
 
+int wb_results_write_u8(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
+                        const uint8_t *data, const char *units)
+{
+    return write_locked(r, dset, H5T_NATIVE_UINT8, rank, dims, data, units);
+}
+
 /* Gathers n values of elem bytes from each rank and writes [n, nranks] (or [nranks]). */
 static int write_per_rank(struct wb_results *r, const char *dset, const void *local, size_t n, size_t elem,
                           MPI_Datatype mtype, hid_t htype, const char *units)
@@ -228,6 +234,18 @@ static hid_t fixed_string(size_t len)
     H5Tset_size(t, len);
     H5Tset_strpad(t, H5T_STR_NULLTERM);
     return t;
+}
+
+int wb_results_write_strings(struct wb_results *r, const char *dset, size_t n, size_t len, const char *data,
+                             const char *units)
+{
+    if (r->rank != 0 || r->err)
+        return r->err;
+    hid_t t = fixed_string(len);
+    uint64_t dims[1] = {n};
+    int rc = write_locked(r, dset, t, 1, dims, data, units);
+    H5Tclose(t);
+    return rc;
 }
 
 int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct wb_result_input *rows, size_t n)

@@ -3,6 +3,7 @@
 #ifndef WB_SYSINFO_H
 #define WB_SYSINFO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct wb_host {
@@ -17,6 +18,12 @@ struct wb_host {
     double temp_c_end;
     int32_t throttled;      /* 1 throttled now or since boot (Pi firmware), 0 not, -1 unknown */
 };
+
+/* out[cap] = rel under the real root, or in the fault build under $WB_SYSFS_ROOT. Local. */
+void wb_sysinfo_path(char *out, size_t cap, const char *rel);
+
+/* 1 if an executable called name is in a folder of $PATH, else 0. Local. */
+int wb_sysinfo_on_path(const char *name);
 
 /* Read this host's facts into h (rank and node are left for the caller). Local, never fails. */
 void wb_sysinfo_read(struct wb_host *h);

@@ -1,0 +1,225 @@
+"""--power: each node's leader measures energy from RAPL, hwmon or the Pi 5 PMIC, faked here (the fault
+build reads /sys under WB_SYSFS_ROOT; a fake vcgencmd sits on PATH) at known powers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import error_lines, run_faults, run_faults_each, run_wb
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fake_power  # noqa: E402
+
+PYTHON = "/usr/bin/python3"
+HELPER = Path(__file__).resolve().parent / "fake_power.py"
+
+
+@contextmanager
+def advancing(path: Path, watts: float, max_uj: int = 0):
+    """A helper process that advances the counter file at watts while the block runs."""
+    p = subprocess.Popen([PYTHON, str(HELPER), str(path), str(watts), str(max_uj), "0.003"])
+    try:
+        time.sleep(0.2)
+        assert p.poll() is None, "the fake counter stopped"
+        yield
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+def run(np_: int, root: Path, out: Path, *args: str, path: str = "", cmd: str = "fft"):
+    # This machine has no vcgencmd, so pi5 is found only where a test puts its fake first on PATH.
+    env = {"WB_SYSFS_ROOT": str(root), "PATH": f"{path}:{os.environ['PATH']}" if path else os.environ["PATH"]}
+    base = ("--plan", "estimate", "-q", "-o", str(out)) if cmd in ("fft", "dfft") else ("-q", "-o", str(out))
+    return run_faults(np_, cmd, *args, *base, env=env, timeout=90)
+
+
+def fft(np_: int, root: Path, out: Path, *args: str, **kw):
+    r = run(np_, root, out, "--sweep", "sizes", *args, **kw)
+    assert r.returncode == 0, r.stderr
+    return h5py.File(out, "r")
+
+
+def sources(f) -> list[str]:
+    return [s.decode() for s in f["power/source"][()]]
+
+
+def test_rapl_at_15_w_with_wraps(tmp_path):
+    # Counters of 3 J wrap every 0.2 s at 15 W: several wraps in the run. The psys zone holds the
+    # packages and is skipped: its counter is unreadable, and reading it would make the node unmeasured.
+    root = tmp_path / "rapl"
+    pkg = fake_power.rapl_tree(root, 3_000_000)
+    psys = root / "sys/class/powercap/intel-rapl:1/energy_uj"
+    psys.unlink()
+    psys.mkdir()
+    t0 = time.monotonic()
+    with advancing(pkg, 15, 3_000_000):
+        # About 40 ms a repetition: many counter updates (every 3 ms) in each.
+        f = fft(2, root, tmp_path / "r.h5", "--seconds", "60", "--reps", "4", "--power-idle", "0.5")
+    assert (time.monotonic() - t0) * 15 / 3 >= 4, "the run was too short for the counter to wrap"
+    assert sources(f) == ["rapl", "shared"]
+    assert f["power"].attrs["requested"] == "auto"
+    assert "rapl" in f["power"].attrs["caveat"]
+    assert f["power/idle_w"][0] == pytest.approx(15, rel=0.05)
+    assert f["power/idle_s"][0] == pytest.approx(0.5, abs=0.1)
+    assert 0.001 < f["power/period_s"][0] < 0.05
+    assert f["power/period_err_s"][0] == pytest.approx(f["power/period_s"][0] / 2)
+    g = f["fft/p000"]
+    e, t = g["energy_j"][()], g["t_total"][()]
+    assert e.shape == (4, 2) and g["energy_j"].attrs["units"] == "J"
+    assert np.isnan(e[:, 1]).all()
+    assert np.median(e[:, 0] / (15 * t)) == pytest.approx(1, abs=0.05)
+    assert (g["power_short"][()] == 0).all()
+    window = g["t_end_utc"][()] - g["t_start_utc"][()]
+    assert window == pytest.approx(t, abs=0.005)
+    assert abs(g["t_start_utc"][0] - time.time()) < 120
+
+
+def test_hwmon_power_sampled_on_the_leader_only(tmp_path):
+    # 4 W + 2.5 W in two power*_input files; three ranks on one node: one measures, two share.
+    root = tmp_path / "hw"
+    fake_power.hwmon_tree(root, [4_000_000, 2_500_000])
+    f = fft(3, root, tmp_path / "h.h5", "--seconds", "5", "--reps", "3", "--power-idle", "0.3")
+    assert sources(f) == ["hwmon", "shared", "shared"]
+    assert f["power/idle_w"][0] == pytest.approx(6.5, rel=0.01)
+    assert np.isnan(f["power/idle_w"][1:]).all()
+    assert f["power/period_s"][0] == pytest.approx(0.05, rel=0.5)
+    g = f["fft/p000"]
+    e, window = g["energy_j"][()], g["t_end_utc"][()] - g["t_start_utc"][()]
+    assert np.isfinite(e[:, 0]).all() and np.isnan(e[:, 1:]).all()
+    # A constant power is held between samples: exact over the repetition's window.
+    assert e[:, 0] / window == pytest.approx(np.full(3, 6.5), rel=0.02)
+    # Milliseconds per repetition against a 50 ms period: too short for power, and marked so.
+    assert (g["power_short"][()][:, 0] == 1).all() and (g["power_short"][()][:, 1:] == 0).all()
+
+
+def test_hwmon_energy_counter_in_load_steps(tmp_path):
+    root = tmp_path / "hwe"
+    ctr = fake_power.hwmon_tree(root, [1_000_000], energy=True)
+    with advancing(ctr, 9):
+        r = run(2, root, tmp_path / "l.h5", "--clients", "1", "--seconds", "0.5", "--plan", "estimate",
+                "--duration", "1", "--warmup-s", "0.2", "--power-idle", "0", cmd="load")
+    assert r.returncode == 0, r.stderr
+    f = h5py.File(tmp_path / "l.h5", "r")
+    # The energy counter wins over the power file of the same sensor.
+    assert sources(f) == ["hwmon", "shared"]
+    assert np.isnan(f["power/idle_w"]).all() and f["power/idle_s"][0] == 0
+    assert 0.001 < f["power/period_s"][0] < 0.05
+    g = f["load/s000"]
+    e = g["energy_j"][()]
+    assert e.shape == (1, 2) and g["power_short"].shape == (1, 2) and g["t_start_utc"].shape == (1,)
+    window = g["t_end_utc"][0] - g["t_start_utc"][0]
+    assert window > 1
+    assert e[0, 0] / window == pytest.approx(9, rel=0.05)
+
+
+def test_pi5_pmic_through_vcgencmd_with_paired_baseline(tmp_path):
+    bindir = tmp_path / "bin"
+    fake_power.fake_vcgencmd(bindir)
+    watts = fake_power.pmic_watts()
+    f = fft(2, tmp_path / "empty", tmp_path / "p.h5", "--seconds", "2", "--reps", "3", "--power-idle", "1",
+            "--paired-baseline", path=str(bindir))
+    assert sources(f) == ["pi5", "shared"]
+    assert "PMIC rails only" in f["power"].attrs["caveat"]
+    assert f["power/idle_w"][0] == pytest.approx(watts, rel=0.01)
+    # 10 Hz, measured over the idle window (about 10 samples); its jitter is stated.
+    assert f["power/period_s"][0] == pytest.approx(0.1, rel=0.3)
+    assert 0 <= f["power/period_err_s"][0] < 0.05
+    for g in (f["fft/p000"], f["fft/p000/baseline"]):
+        e = g["energy_j"][()]
+        window = g["t_end_utc"][()] - g["t_start_utc"][()]
+        assert e.shape == (3, 2) and np.isnan(e[:, 1]).all()
+        assert e[:, 0] / window == pytest.approx(np.full(3, watts), rel=0.02)
+        # Milliseconds against a 100 ms period.
+        assert (g["power_short"][()][:, 0] == 1).all()
+
+
+def test_no_source_is_unmeasured_in_fft_and_dfft(tmp_path):
+    root = tmp_path / "bare"
+    root.mkdir()
+    t0 = time.monotonic()
+    f = fft(2, root, tmp_path / "n.h5", "--seconds", "1", "--reps", "2")
+    # No source anywhere: no idle window (the default 3 s) is spent.
+    assert time.monotonic() - t0 < 20
+    assert sources(f) == ["unmeasured", "shared"]
+    assert np.isnan(f["power/idle_w"]).all() and np.isnan(f["power/period_s"]).all()
+    assert (f["power/idle_s"][()] == 0).all()
+    g = f["fft/p000"]
+    assert g["energy_j"].shape == (2, 2) and np.isnan(g["energy_j"][()]).all()
+    assert (g["t_end_utc"][()] > g["t_start_utc"][()]).all()
+    r = run(2, root, tmp_path / "d.h5", "--n", "4096", "--reps", "2", cmd="dfft")
+    assert r.returncode == 0, r.stderr
+    d = h5py.File(tmp_path / "d.h5", "r")["dfft/p000"]
+    assert d["energy_j"].shape == (2, 2) and np.isnan(d["energy_j"][()]).all()
+    assert d["t_start_utc"].shape == (2,)
+
+
+def test_power_none_records_times_only(tmp_path):
+    root = tmp_path / "hw"
+    fake_power.hwmon_tree(root, [4_000_000])
+    f = fft(2, root, tmp_path / "x.h5", "--seconds", "1", "--reps", "2", "--power", "none")
+    assert sources(f) == ["none", "shared"]
+    assert f["power"].attrs["requested"] == "none"
+    assert np.isnan(f["fft/p000/energy_j"][()]).all()
+
+
+def test_unreadable_counter_is_one_line_and_the_run_goes_on(tmp_path):
+    # As root every file is readable, so the counter is a folder: reading it fails as EACCES would.
+    # It is the dram subzone's, which counts beside the package (the core subzone, inside it, does not).
+    root = tmp_path / "rapl"
+    fake_power.rapl_tree(root, 6_000_000, dram=True)
+    pkg = root / "sys/class/powercap/intel-rapl:0:1/energy_uj"
+    pkg.unlink()
+    pkg.mkdir()
+    out = tmp_path / "u.h5"
+    r = run(2, root, out, "--sweep", "sizes", "--seconds", "1", "--reps", "2", "--power", "rapl")
+    assert r.returncode == 0, r.stderr
+    lines = [l for l in error_lines(r.stderr) if "energy_uj" in l]
+    assert len(lines) == 1, r.stderr
+    assert str(pkg) in lines[0] and "chmod a+r" in lines[0] and "udev" in lines[0]
+    f = h5py.File(out, "r")
+    assert sources(f) == ["unmeasured", "shared"]
+    assert np.isnan(f["fft/p000/energy_j"][()]).all()
+
+
+def test_forced_rapl_without_rapl_exits_2_on_all_ranks_and_leaves_no_file(tmp_path):
+    root = tmp_path / "bare"
+    root.mkdir()
+    out = tmp_path / "f.h5"
+    codes, err = run_faults_each(3, "fft", "--seconds", "1", "--power", "rapl", "-q", "-o", str(out),
+                                 env={"WB_SYSFS_ROOT": str(root)})
+    assert codes == [2, 2, 2], err
+    lines = error_lines(err)
+    assert len(lines) == 1 and "--power rapl" in lines[0] and "no RAPL" in lines[0], err
+    assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+@pytest.mark.parametrize("args, says", [(("fft", "--power", "watts"), "auto, rapl, hwmon, pi5"),
+                                        (("fft", "--power-idle", "-1"), "--power-idle"),
+                                        (("transfer", "--power", "rapl"), "transfer records no energy")])
+def test_bad_power_options_exit_2(tmp_path, args, says):
+    r = run_wb(0, *args, "-o", str(tmp_path / "b.h5"))
+    assert r.returncode == 2
+    lines = error_lines(r.stderr)
+    assert len(lines) == 1 and says in lines[0], r.stderr
+
+
+def test_counter_going_back_without_a_wrap_gives_nan_not_a_number(tmp_path):
+    # An hwmon energy counter has no wrap range: one that falls is a fault, never negative energy.
+    # About 16 ms a repetition: the counter falls several times in each.
+    root = tmp_path / "back"
+    ctr = fake_power.hwmon_tree(root, energy=True)
+    with advancing(ctr, -5):
+        f = fft(2, root, tmp_path / "k.h5", "--seconds", "30", "--reps", "3", "--power-idle", "0.3")
+    assert sources(f) == ["hwmon", "shared"]
+    assert np.isnan(f["power/idle_w"][0])
+    assert np.isnan(f["fft/p000/energy_j"][()]).all()
