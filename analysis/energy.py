@@ -342,6 +342,12 @@ class _Analysis:
 
     def run(self) -> Result:
         for log in self.logs:
+            if log.usable:
+                skipped = f"; {log.skipped_lines} line(s) that are not samples skipped" \
+                    if log.skipped_lines else ""
+                self.out.notes.append(f"Meter log {log.path.name} ({log.node}): columns "
+                                      f"{log.columns}, {log.t_utc.size} samples every "
+                                      f"{log.period_s:.3g} s (median){skipped}.")
             if log.error:
                 self.warn(f"--power-log {log.node}={log.path}: meter log unreadable: it "
                           f"{log.error}; that node's energy is unmeasured")
@@ -427,7 +433,7 @@ class _Analysis:
         reps = int(unit.t_rep.size)
         row = Row(run=run.name, point=unit.point, kind=unit.kind, source="unmeasured",
                   reps=reps, requests_per_rep=unit.requests, nodes=len(unit.nodes), key=unit.key)
-        t0, t1 = _times(series, reps)
+        t0, t1 = rep_times(series, reps)
         dur = np.where(np.isfinite(t1 - t0), t1 - t0, unit.t_rep)
         if unit.kind == "load" and np.isfinite(dur).all():
             row.t_request_s = float(dur[0] / unit.requests) if unit.requests > 0 else float("nan")
@@ -486,7 +492,7 @@ class _Analysis:
             ns.why = {"": "no /power in the file", "none": "--power none"}.get(
                 src, f"{node.hostname} had no readable power source")
             return ns
-        energy = _per_rank(series.energy_j, reps)
+        energy = per_rank(series.energy_j, reps)
         if energy is None or node.leader >= energy.shape[1]:
             ns.source, ns.why = "unmeasured", f"no {unit.where}/energy_j"
             return ns
@@ -500,7 +506,7 @@ class _Analysis:
             return ns
         ns.energy = col.copy()
         ns.coverage = np.isfinite(col).astype(float)
-        short = _per_rank(series.power_short, reps)
+        short = per_rank(series.power_short, reps)
         if short is not None and node.leader < short.shape[1]:
             ns.short = np.nan_to_num(short[:, node.leader]) > 0
         ns.period_s = float(power.period_s[node.leader])
@@ -577,7 +583,7 @@ class _Analysis:
         row.cost_basis = " + ".join(parts)
 
 
-def _times(series: Series, reps: int) -> tuple[np.ndarray, np.ndarray]:
+def rep_times(series: Series, reps: int) -> tuple[np.ndarray, np.ndarray]:
     nan = np.full(reps, np.nan)
     a, b = series.t_start_utc, series.t_end_utc
     if a is None or b is None or a.size != reps or b.size != reps:
@@ -585,7 +591,7 @@ def _times(series: Series, reps: int) -> tuple[np.ndarray, np.ndarray]:
     return a.reshape(-1).astype(float), b.reshape(-1).astype(float)
 
 
-def _per_rank(arr: np.ndarray | None, reps: int) -> np.ndarray | None:
+def per_rank(arr: np.ndarray | None, reps: int) -> np.ndarray | None:
     """A [reps, nranks] dataset (also [nranks] with one repetition, [reps] on one rank)."""
     if arr is None:
         return None
@@ -614,7 +620,8 @@ def fmt(value: float, unit: str, source: str) -> str:
     return f"{value:.3g} {unit} ({source})"
 
 
-def _pick(result: Result, run: Run, point: str | None) -> Row | None:
+def default_row(result: Result, run: Run, point: str | None = None) -> Row | None:
+    """The run's fft row for `point`, by default its largest 'files' point."""
     rows = [r for r in result.rows if r.run == run.name and r.kind == "fft"]
     if point is not None:
         return next((r for r in rows if r.point == point), None)
@@ -629,7 +636,7 @@ def buys_columns(result: Result, run: Run, baseline: Run | None = None,
     (source)". `point` is the run's point id (default: its largest 'files' point);
     the desktop is `baseline`'s point with the same settings, or without a baseline
     the run's own paired baseline (rank 0 alone)."""
-    mine = _pick(result, run, point)
+    mine = default_row(result, run, point)
     if mine is None:
         return {}
     other = None

@@ -930,8 +930,18 @@ def _energy_section(rep: Report, ctx: Context) -> None:
     if len(table.html_rows) < len(table.rows):
         table.title += " (measured or priced points; the CSV has every point)"
     sec.table(table)
-    if res.notes:
-        sec.bullets(res.notes)
+    base = ctx.baselines[0] if ctx.baselines else None
+    versus = []
+    for run in ctx.runs:
+        if run in ctx.baselines:
+            continue
+        cols = energy.buys_columns(res, run, base)
+        if any(" · " in v for v in cols.values()):
+            at = energy.default_row(res, run)
+            versus.append(f"{_b(run.name)} against {base.name if base else 'rank 0 alone'} at "
+                          f"{at.point if at else '?'}: "
+                          + "; ".join(f"{k} {v}" for k, v in cols.items()))
+    sec.bullets(versus + res.notes)
 
 
 def _method_section(rep: Report) -> None:
