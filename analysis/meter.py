@@ -76,6 +76,9 @@ def _norm(name: str) -> tuple[str, str]:
         unit = m.group(1)
         text = text[:m.start()] + text[m.end():]
     text = re.sub(r"[^a-z0-9]+", "_", text).strip("_")
+    m = re.fullmatch(r"(.+?)_(ms|us|s)", text)
+    if m and m.group(1) in TIME_NAMES:  # the magnitude tells seconds from ms and us
+        return m.group(1), ""
     m = re.fullmatch(r"(.*?)_?(mw|kw|ma|mv)", text)
     if m and m.group(1) in ("", "power", "current", "voltage", "load"):
         unit = m.group(2)[0]

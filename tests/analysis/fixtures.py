@@ -758,3 +758,17 @@ def write_meter_log(path: Path | str, t_from: float, t_to: float, watts: float,
         lines.append(f"{stamp}{delimiter}{value.replace('.', ',') if delimiter == ';' else value}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Path(path)
+
+
+def add_host_model(path: Path | str, model: str) -> None:
+    """/hosts gains the `model` field (board or instance type) on every rank."""
+    with h5py.File(path, "a") as f:
+        old = f["hosts"][()]
+        names = list(old.dtype.names) + ["model"]
+        dt = np.dtype([(n, old.dtype[n]) for n in old.dtype.names] + [("model", h5py.string_dtype())])
+        new = np.empty(old.shape, dtype=dt)
+        for n in names[:-1]:
+            new[n] = old[n]
+        new["model"] = model
+        del f["hosts"]
+        f.create_dataset("hosts", data=new)
