@@ -420,6 +420,9 @@ class _Analysis:
             np.isfinite(power.idle_s).any() else float("nan")
         idle_window = (span[0] - idle_s, span[0]) if np.isfinite(span[0]) and idle_s > 0 else None
         wants_all = not is_base and any(g.node.lower() == "all" for g in self.logs)
+        if all_log is not None:
+            self.out.sources[run.name] += (f"; the whole cluster measured by meter log "
+                                           f"{all_log.path.name}")
         if not starts and (wants_all or any(_log_for(n, self.logs) for n in nodes)):
             self.warn(f"{run.name}: the file records no repetition times (t_start_utc, "
                       "t_end_utc): a meter log cannot be aligned with it; its energy is unmeasured")

@@ -15,6 +15,7 @@ import datetime as dt
 import io
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -52,14 +53,18 @@ class Log:
         return (float(np.nanmin(self.t_utc)), float(np.nanmax(self.t_utc))) if self.usable \
             else (float("nan"), float("nan"))
 
-    @property
+    @cached_property
+    def increasing(self) -> bool:
+        return bool(np.all(np.diff(self.t_utc) > 0))
+
+    @cached_property
     def period_s(self) -> float:
         """Median time between samples."""
         steps = np.diff(self.t_utc)
         steps = steps[steps > 0]
         return float(np.median(steps)) if steps.size else float("nan")
 
-    @property
+    @cached_property
     def period_err_s(self) -> float:
         """The spread of the sampling period (the meter's jitter): its standard deviation."""
         steps = np.diff(self.t_utc)
@@ -90,6 +95,7 @@ def _number(cell: str, decimal_comma: bool) -> float:
     text = cell.strip().strip('"')
     if decimal_comma:
         text = text.replace(",", ".")
+    text = re.sub(r"\s*[wva]$", "", text, flags=re.I)  # "6.1 W": the header gives the unit
     try:
         return float(text)
     except ValueError:
@@ -258,8 +264,13 @@ def integrate(log: Log, t0: float, t1: float) -> Span:
     for lo, hi, why in log.bad:
         if lo <= t1 and hi >= t0:
             return Span(nan, _covered(log, t0, t1), why)
-    a, b = log.t_utc[:-1], log.t_utc[1:]
-    wa, wb = log.watts[:-1], log.watts[1:]
+    t, w = log.t_utc, log.watts
+    if log.increasing:  # the usual log: only the steps around [t0, t1]
+        i0 = max(0, int(np.searchsorted(t, t0, "right")) - 1)
+        i1 = min(t.size - 1, int(np.searchsorted(t, t1, "left")))
+        t, w = t[i0:i1 + 1], w[i0:i1 + 1]
+    a, b = t[:-1], t[1:]
+    wa, wb = w[:-1], w[1:]
     ok = (b > a) & (b - a <= GAP_PERIODS * log.period_s) & (wa >= 0) & (wb >= 0)
     lo = np.maximum(a, t0)
     hi = np.minimum(b, t1)

@@ -917,6 +917,7 @@ def _energy_section(rep: Report, ctx: Context) -> None:
                  "--power-log was given; energy.csv says unmeasured for every point. Nothing "
                  "is estimated (docs/energy.md).")
         table.html_rows = []
+        table.title += " (every point unmeasured: the CSV lists them)"
         sec.table(table)
         return
     sec.para("Energy per request from each node's own source (rapl, hwmon, pi5) or a meter log "
