@@ -690,7 +690,7 @@ def add_power(path: Path | str, watts, source: str = "rapl", idle_w=None,
     (lowest rank) draws `watts[hostname]` (or `watts` on every node) during every
     repetition; the other ranks store NaN and "shared". Repetitions follow one another
     from t0_utc (rep_gap_s apart, a paired baseline repetition after each cluster one,
-    gap_s between points, then the load steps). source "unmeasured" stores NaN energy.
+    gap_s between points, then the dfft points and the load steps). source "unmeasured" stores NaN energy.
     Returns each group's (first start, last end) in UTC seconds."""
     with h5py.File(path, "a") as f:
         hosts = f["hosts"][()]
@@ -736,6 +736,9 @@ def add_power(path: Path | str, watts, source: str = "rapl", idle_w=None,
             windows[f"/fft/{pid}"] = write(pg, pg["t_total"][()])
             if "baseline" in pg:
                 windows[f"/fft/{pid}/baseline"] = write(pg["baseline"], pg["baseline/t_total"][()])
+            cursor += gap_s
+        for pid in sorted(f["dfft"].keys()) if "dfft" in f else []:
+            windows[f"/dfft/{pid}"] = write(f["dfft"][pid], f["dfft"][pid]["t_total"][()].max(axis=1))
             cursor += gap_s
         for sid in sorted(f["load"].keys()) if "load" in f else []:
             sg = f["load"][sid]

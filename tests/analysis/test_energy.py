@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import energy, frames, load, meter, report
+from analysis import energy, frames, load, load_next, meter, report
 from analysis.load import UsageError
 from conftest import run_cli
 
@@ -158,9 +158,19 @@ def test_per_node_sums_with_different_powers(tmp_path):
     watts = {"pi0": 5.0, "pi1": 7.0, "pi2": 9.0, "pi3": 11.0}
     path = fixtures.write_run(tmp_path / "r.h5", SMALL)
     fixtures.add_paired_baseline(path, {"p004": 3.0})
+    fixtures.add_dfft(path, 4, shapes=((32, 32, 32),))
     fixtures.add_power(path, watts, idle_w=2.0)
     run = _run(path)
-    rows = _rows(_analyse([run]))
+    dfft = {"pi4": load_next.read(run).dfft}
+    rows = _rows(energy.analyse([run], [], energy.Options(), dfft))
+    with h5py.File(path) as f:
+        slowest = f["dfft/d000/t_total"][()].max(axis=1)
+        flops = 2.5 * 32 ** 3 * np.log2(32 ** 3)
+    assert rows["dfft/d000"].j_per_request == pytest.approx(32.0 * np.median(slowest))
+    assert rows["dfft/d000"].gflops_per_w == pytest.approx(flops / (32.0 * np.median(slowest)) / 1e9)
+    df = frames.energy(run)
+    assert list(df.point[:5]) == [p.id for p in run.points]
+    np.testing.assert_allclose(df.j_per_request[:5], [rows[p.id].j_per_request for p in run.points])
     for pt in run.points:
         t = pt.times["t_total"]
         assert rows[pt.id].source == "rapl"
@@ -331,26 +341,15 @@ def test_bad_command_line_values_exit_2(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
     assert not (tmp_path / "out").exists()
-    with pytest.raises(UsageError):
-        energy.parse_options(argv[1:] if argv[0] == "--power-log" else [], [], None) \
-            if argv[0] == "--power-log" else energy.parse_options(
-                [], [argv[1]] if argv[0] == "--price" else [],
-                argv[1] if argv[0] == "--kwh-price" else None)
 
 
-def test_only_node_leaders_count(tmp_path):
-    cfg = fixtures.Cluster(**{**SMALL.__dict__, "hosts": ("a", "b"), "ranks_per_node": 2})
-    path = fixtures.write_run(tmp_path / "r.h5", cfg)
-    fixtures.add_power(path, {"a": 10.0, "b": 20.0})
-    with h5py.File(path, "a") as f:  # a reader that summed every rank would see these
-        e = f["fft/p000/energy_j"][()]
-        e[:, [1, 3]] = 999.0
-        f["fft/p000/energy_j"][...] = e
-    run = _run(path)
-    rows = _rows(_analyse([run]))
-    assert rows["p000"].nodes == 2
-    assert rows["p000"].j_per_request == pytest.approx(30.0 * _median_total(run, "p000"))
-    df = frames.points(run)
-    p0 = df[df.point == "p000"]
-    np.testing.assert_allclose(p0.energy_J, 30.0 * p0.t_total_s)
-    assert (p0.energy_source == "rapl").all() and not p0.power_short.any()
+def test_unknown_node_and_unreadable_log_are_named(tmp_path):
+    path, windows = _unmeasured_run(tmp_path)
+    a, b = _span(windows)
+    good = fixtures.write_meter_log(tmp_path / "pi9.csv", a, b, 6.0)
+    junk = tmp_path / "junk.csv"
+    junk.write_text("when,what\nyesterday,lots\n")
+    res = _analyse([_run(path)], [f"pi9={good}", f"pi0={junk}"])
+    assert [w for w in res.warnings if "no run has a host named pi9 in /hosts" in w]
+    assert [w for w in res.warnings if "junk.csv: meter log unreadable" in w]
+    assert all(r.source == "unmeasured" for r in res.rows)
