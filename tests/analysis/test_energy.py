@@ -353,3 +353,23 @@ def test_unknown_node_and_unreadable_log_are_named(tmp_path):
     assert [w for w in res.warnings if "no run has a host named pi9 in /hosts" in w]
     assert [w for w in res.warnings if "junk.csv: meter log unreadable" in w]
     assert all(r.source == "unmeasured" for r in res.rows)
+
+
+
+
+def test_only_node_leaders_count(tmp_path):
+    cfg = fixtures.Cluster(**{**SMALL.__dict__, "hosts": ("a", "b"), "ranks_per_node": 2})
+    path = fixtures.write_run(tmp_path / "r.h5", cfg)
+    fixtures.add_power(path, {"a": 10.0, "b": 20.0})
+    with h5py.File(path, "a") as f:  # a reader that summed every rank would see these
+        e = f["fft/p000/energy_j"][()]
+        e[:, [1, 3]] = 999.0
+        f["fft/p000/energy_j"][...] = e
+    run = _run(path)
+    rows = _rows(_analyse([run]))
+    assert rows["p000"].nodes == 2
+    assert rows["p000"].j_per_request == pytest.approx(30.0 * _median_total(run, "p000"))
+    df = frames.points(run)
+    p0 = df[df.point == "p000"]
+    np.testing.assert_allclose(p0.energy_J, 30.0 * p0.t_total_s)
+    assert (p0.energy_source == "rapl").all() and not p0.power_short.any()
