@@ -332,7 +332,6 @@ class _Analysis:
         self.dfft = dfft or {}
         self.out = Result(options=opts)
         self.logs = [meter.read(path, node) for node, path in opts.logs]
-        self.log_used: dict[int, list[str]] = {}  # id(log) -> points it measured
         self.log_bad: dict[int, list[str]] = {}  # id(log) -> points its bad spans cost
         self.price_used: set[str] = set()
 

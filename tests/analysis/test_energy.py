@@ -373,3 +373,20 @@ def test_only_node_leaders_count(tmp_path):
     p0 = df[df.point == "p000"]
     np.testing.assert_allclose(p0.energy_J, 30.0 * p0.t_total_s)
     assert (p0.energy_source == "rapl").all() and not p0.power_short.any()
+
+
+@pytest.mark.skipif(not fixtures.WULFBENCH.exists(), reason="build/wulfbench not built")
+def test_meter_on_a_file_the_real_binary_wrote(tmp_path):
+    path = tmp_path / "real.h5"
+    fixtures.run_wulfbench(2, *fixtures.SMALL_FFT, "-o", str(path))
+    with h5py.File(path) as f:
+        if "t_start_utc" not in f["fft/p000"]:
+            pytest.skip("this build writes no energy datasets yet")
+        a = min(f["fft"][p]["t_start_utc"][0] for p in f["fft"])
+        b = max(f["fft"][p]["t_end_utc"][-1] for p in f["fft"])
+    log = fixtures.write_meter_log(tmp_path / "plug.csv", a - 2, b + 2, 6.0, step_s=0.01)
+    run = _run(path)
+    rows = _rows(_analyse([run], [f"all={log}"]), run.name)
+    for pt in run.points:
+        assert rows[pt.id].source == "meter"
+        assert rows[pt.id].j_per_request == pytest.approx(6.0 * _median_total(run, pt.id), rel=0.05)
