@@ -27,7 +27,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
     raise ImportError("analysis.frames needs pandas: install python3-pandas "
                       "(bash jobs/install-deps.sh pandas) or pip install pandas") from exc
 
-from . import derive
+from . import derive, energy as _energy
 from .load import LOAD_STATUS, Run, open_run
 
 # point attribute -> column, with its unit where it has one
@@ -66,16 +66,41 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return df[columns + rest]
 
 
+ENERGY_COLUMNS = ["energy_J", "energy_source", "power_short", "t_start_utc_s", "t_end_utc_s"]
 POINT_COLUMNS = (["file", "label", "point"] + [c for _, c in POINT_ATTRS]
                  + ["input_bytes", "input_kB", "nranks", "compute_ranks", "verified", "rep"]
-                 + [c for _, c in SERIES_COLUMNS])
+                 + [c for _, c in SERIES_COLUMNS] + ENERGY_COLUMNS)
+
+
+def _rep_energy(run: Run, fe: _energy.FileEnergy, where: str, reps: int) -> dict[str, Any]:
+    """Per repetition: the energy the nodes' own sources stored, summed over the nodes
+    (NaN unless every node measured it), their sources, whether any node marked the
+    repetition too short for power, and its UTC start and end."""
+    s = fe.series.get(where) or _energy.Series()
+    nodes = _energy.nodes_of(run)
+    src = fe.power.source if fe.power else []
+    names = [src[n.leader] if n.leader < len(src) else "unmeasured" for n in nodes]
+    e = _energy.per_rank(s.energy_j, reps)
+    short = _energy.per_rank(s.power_short, reps)
+    leaders = [n.leader for n in nodes]
+    total = np.full(reps, np.nan)
+    if e is not None and max(leaders) < e.shape[1] and all(n in _energy.SOURCES for n in names):
+        total = e[:, leaders].sum(axis=1)
+        total[(e[:, leaders] < 0).any(axis=1)] = np.nan
+    t0, t1 = _energy.rep_times(s, reps)
+    return {"energy_J": total, "energy_source": "+".join(dict.fromkeys(names)) or "unmeasured",
+            "power_short": (np.nan_to_num(short[:, leaders]) > 0).any(axis=1)
+            if short is not None and max(leaders) < short.shape[1] else np.zeros(reps, bool),
+            "t_start_utc_s": t0, "t_end_utc_s": t1}
 
 
 def points(source: str | Path | Run) -> pd.DataFrame:
     """One row per FFT point and recorded repetition: the point's settings and
     that repetition's t_total, t_read and slowest-rank phase times (distribute
-    and gather over all ranks, compute and FFT over the ranks that compute)."""
+    and gather over all ranks, compute and FFT over the ranks that compute), and its
+    energy from the nodes' own sources (`energy_J`, summed over the nodes; see energy())."""
     run = _run(source)
+    fe = _energy.read_file(run.path)
     rows = []
     for pt in run.points:
         base = _head(run) | {"point": pt.id}
@@ -85,10 +110,14 @@ def points(source: str | Path | Run) -> pd.DataFrame:
         base.update(input_bytes=pt.input_bytes, input_kB=pt.input_bytes / 1000.0,
                     nranks=pt.nranks, compute_ranks=pt.p, verified=pt.verified)
         samples = derive.series_samples(pt)
-        for rep in range(pt.times["t_total"].shape[0]):
+        reps = pt.times["t_total"].shape[0]
+        power = _rep_energy(run, fe, f"/fft/{pt.id}", reps)
+        for rep in range(reps):
             row = dict(base, rep=rep)
             for name, column in SERIES_COLUMNS:
                 row[column] = float(samples[name][rep])
+            for column, value in power.items():
+                row[column] = value if isinstance(value, str) else value[rep]
             rows.append(row)
     return _frame(rows, POINT_COLUMNS)
 
@@ -227,6 +256,20 @@ def hosts(source: str | Path | Run) -> pd.DataFrame:
     """One row per rank of `/hosts`, strings decoded (hostname, cpu_model, ...)."""
     run = _run(source)
     return _frame([_head(run) | dict(h) for h in run.hosts], HOST_COLUMNS)
+
+
+def energy(source: str | Path | Run, power_logs: tuple[str, ...] = (),
+           prices: tuple[str, ...] = (), kwh_price: str | None = None) -> pd.DataFrame:
+    """energy.csv of one run as a DataFrame: one row per point (fft, its paired
+    baseline, dfft, load step) with `source`, `j_per_request`, ... (docs/energy.md);
+    power_logs, prices and kwh_price as the report's --power-log, --price, --kwh-price."""
+    run = _run(source)
+    if not run.name:
+        run.name = run.label or run.path.name
+    from . import load_next
+    opts = _energy.parse_options(list(power_logs), list(prices), kwh_price)
+    res = _energy.analyse([run], [], opts, {run.name: load_next.read(run).dfft})
+    return _frame([_head(run) | r for r in _energy.frame_rows(res)], ["file", "label", "run"])
 
 
 def problems(source: str | Path | Run) -> list[str]:

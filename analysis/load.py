@@ -34,6 +34,8 @@ TIME_SERIES = ("t_read", "t_distribute", "t_compute", "t_fft", "t_gather", "t_to
 PER_RANK_TIMES = ("t_distribute", "t_compute", "t_fft", "t_gather")
 TRANSFER_EXTRA = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")  # shaped like t_med
 LOAD_STATUS = {0: "done", 1: "rejected", 2: "unfinished"}
+# per repetition or step, not per request: read by energy.py (docs/energy.md)
+ENERGY_DATASETS = ("energy_j", "power_short", "t_start_utc", "t_end_utc")
 
 
 class InputError(Exception):
@@ -716,7 +718,7 @@ def _read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
         obj = group[key]
         if not isinstance(obj, h5py.Dataset) or obj.dtype.names is not None:
             continue
-        if obj.dtype.kind not in "biuf":
+        if obj.dtype.kind not in "biuf" or key in ENERGY_DATASETS:
             continue
         arr = np.atleast_1d(np.asarray(obj[()]))
         if arr.ndim != 1:

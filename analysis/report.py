@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, health, load_next, model, plots, scaling, stats, tables
+from . import SCHEMA, derive, energy, health, load_next, model, plots, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
@@ -93,6 +93,19 @@ def build_parser() -> argparse.ArgumentParser:
                              "this way")
     parser.add_argument("--title", metavar="TEXT", default="wulfbench report",
                         help="title of the page and of summary.md (default: wulfbench report)")
+    parser.add_argument("--power-log", metavar="NODE=FILE.csv", action="append", default=[],
+                        help="an external power meter's log for the node with hostname NODE "
+                             "(repeatable), or all=FILE.csv for one meter on the whole cluster: "
+                             "CSV with a time column (Unix seconds or ISO 8601 UTC) and watts "
+                             "(or volts and amps), comma or semicolon separated; integrated over "
+                             "every repetition's UTC start and end. See docs/energy.md")
+    parser.add_argument("--price", metavar="KIND=USD_PER_HOUR", action="append", default=[],
+                        help="what one node costs per hour (repeatable); KIND matches a node's "
+                             "/hosts model (board or instance type), hostname or CPU model, "
+                             "case-insensitively, and 'all' every node. Gives $ per 1000 requests "
+                             "in energy.csv")
+    parser.add_argument("--kwh-price", metavar="USD",
+                        help="the price of a kWh; adds the measured energy to $ per 1000 requests")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print nothing on success (by default the written files are listed)")
     return parser
@@ -131,6 +144,7 @@ class Report:
     findings: dict[str, list[str]] = field(default_factory=dict)  # run name -> text
     study: Table | None = None
     sections: list[Section] = field(default_factory=list)
+    energy: energy.Result = field(default_factory=energy.Result)
 
     def find(self, run: str, text: str) -> None:
         """Record a headline finding about a run."""
@@ -281,6 +295,7 @@ class Context:
     crossings: list[derive.Crossover] = field(default_factory=list)
     loads: list[tuple[Run, list, object]] = field(default_factory=list)
     forecast_text: str = ""
+    energy: energy.Result = field(default_factory=energy.Result)
 
     def throttled(self, run: Run) -> list[str]:
         """Hosts that recorded throttling, in /hosts or a point's health record."""
@@ -312,6 +327,10 @@ def build(args: argparse.Namespace, runs: list[Run], baselines: list[Run],
                   stats={r.name: derive.run_point_stats(r) for r in runs},
                   extra={r.name: load_next.read(r) for r in runs},
                   colour=plots.colours(runs, baselines[0] if baselines else None))
+    ctx.energy = energy.analyse(runs, baselines, getattr(args, "energy", None),
+                                {r.name: ctx.extra[r.name].dfft for r in runs})
+    rep.energy = ctx.energy
+    rep.warnings.extend(ctx.energy.warnings)
     for base in baselines:
         if base.invalid:
             rep.warnings.append(f"The baseline {_b(base.name)} failed verification: no cross-run "
@@ -332,6 +351,7 @@ def build(args: argparse.Namespace, runs: list[Run], baselines: list[Run],
     _scaling_section(rep, ctx)
     _model_section(rep, ctx)
     _load_section(rep, ctx)
+    _energy_section(rep, ctx)
     _method_section(rep)
     rep.study = tables.study(_study_rows(ctx))
     return rep
@@ -888,6 +908,43 @@ def _saturation_text(s: derive.Saturation) -> str:
     return text
 
 
+def _energy_section(rep: Report, ctx: Context) -> None:
+    res = ctx.energy
+    sec = rep.section("energy", "Energy and cost", "Energy")
+    table = energy.table(res.rows)
+    if not res.any_measured and not res.options.prices and res.options.kwh_price is None:
+        sec.para("No energy measured: no file holds power readings (wulfbench --power) and no "
+                 "--power-log was given; energy.csv says unmeasured for every point. Nothing "
+                 "is estimated (docs/energy.md).")
+        table.html_rows = []
+        table.title += " (every point unmeasured: the CSV lists them)"
+        sec.table(table)
+        return
+    sec.para("Energy per request from each node's own source (rapl, hwmon, pi5) or a meter log "
+             "(meter), summed over the nodes; a point with any node unmeasured is unmeasured, "
+             "never estimated. Above idle subtracts the idle power measured before the first "
+             "point. $ per 1000 requests = node-hours at --price over the time per request, plus "
+             "the energy at --kwh-price.")
+    sec.bullets([f"{_b(name)}: {text}" for name, text in res.sources.items()])
+    chosen = {(r.run, r.point) for r in res.rows if r.measured or np.isfinite(r.usd_per_1000_requests)}
+    table.html_rows = [r for r in table.rows if (r["run"], r["point"]) in chosen]
+    if len(table.html_rows) < len(table.rows):
+        table.title += " (measured or priced points; the CSV has every point)"
+    sec.table(table)
+    base = ctx.baselines[0] if ctx.baselines else None
+    versus = []
+    for run in ctx.runs:
+        if run in ctx.baselines:
+            continue
+        cols = energy.buys_columns(res, run, base)
+        if any(" · " in v for v in cols.values()):
+            at = energy.default_row(res, run)
+            versus.append(f"{_b(run.name)} against {base.name if base else 'rank 0 alone'} at "
+                          f"{at.point if at else '?'}: "
+                          + "; ".join(f"{k} {v}" for k, v in cols.items()))
+    sec.bullets(versus + res.notes)
+
+
 def _method_section(rep: Report) -> None:
     sec = rep.section("method", "How the numbers are made", "Method")
     sec.bullets([
@@ -1225,6 +1282,7 @@ def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be at least 1")
+    args.energy = energy.parse_options(args.power_log, args.price, args.kwh_price)
     runs, baselines, notes, errors = load_runs(args)
     for line in errors:
         print(line, file=sys.stderr)
@@ -1241,6 +1299,8 @@ def run(argv: list[str]) -> int:
     _prepare_outdir(outdir)
     plots.apply_style()
     rep = build(args, runs, baselines, notes, outdir)
+    for line in rep.energy.warnings:
+        print(f"{PROG}: warning: {line}", file=sys.stderr)
     rep.warnings.extend(args.left_out)
     try:
         written = write_report(rep)

@@ -678,3 +678,100 @@ def node_scaling_set(folder: Path | str, nodes=(1, 2, 4, 8), model_break: bool =
             f.attrs["nnodes"] = np.int32(n)
         out.append(path)
     return out
+
+
+T0_UTC = 1.7e9  # 2023-11-14 22:13:20 UTC: when add_power's synthetic runs start
+
+
+def add_power(path: Path | str, watts, source: str = "rapl", idle_w=None,
+              period_s: float = 1e-3, t0_utc: float = T0_UTC, gap_s: float = 1.0,
+              rep_gap_s: float = 0.05) -> dict[str, tuple[float, float]]:
+    """/power and every point's energy datasets (docs/schema.md): each node's leader
+    (lowest rank) draws `watts[hostname]` (or `watts` on every node) during every
+    repetition; the other ranks store NaN and "shared". Repetitions follow one another
+    from t0_utc (rep_gap_s apart, a paired baseline repetition after each cluster one,
+    gap_s between points, then the dfft points and the load steps). source "unmeasured" stores NaN energy.
+    Returns each group's (first start, last end) in UTC seconds."""
+    with h5py.File(path, "a") as f:
+        hosts = f["hosts"][()]
+        nranks = hosts.shape[0]
+        names = [h.decode() if isinstance(h, bytes) else str(h) for h in hosts["hostname"]]
+        leader = {}
+        for r in range(nranks):
+            leader.setdefault(int(hosts["node"][r]), r)
+        lead = set(leader.values())
+        w = np.array([(watts.get(names[r], np.nan) if isinstance(watts, dict) else watts)
+                      if r in lead else np.nan for r in range(nranks)], dtype=float)
+        idle = np.where(np.isfinite(w), w / 2 if idle_w is None else idle_w, np.nan)
+        measured = source in ("rapl", "hwmon", "pi5")
+        g = f.create_group("power")
+        src = [(source if r in lead else "shared").encode() for r in range(nranks)]
+        g.create_dataset("source", data=np.array(src, dtype="S16"))
+        for name, value, units in (("idle_w", idle, "W"), ("period_s", period_s, "s"),
+                                   ("period_err_s", period_s / 2, "s")):
+            _dataset(g, name, np.where(np.isfinite(w) & measured, value, np.nan), units)
+        _dataset(g, "idle_s", np.full(nranks, 3.0), "s")
+        g.attrs["requested"] = "auto"
+        g.attrs["caveat"] = ""
+        windows = {}
+        cursor = t0_utc + 3.0  # after the idle window
+
+        def write(group, durations):
+            nonlocal cursor
+            reps = durations.size
+            starts = np.empty(reps)
+            for r in range(reps):
+                starts[r] = cursor
+                cursor += durations[r] + rep_gap_s
+            energy = np.outer(durations, w) if measured else np.full((reps, nranks), np.nan)
+            _dataset(group, "energy_j", energy, "J")
+            group.create_dataset("power_short", data=(np.outer(durations < 10 * period_s,
+                                                               np.isfinite(w))).astype(np.uint8))
+            _dataset(group, "t_start_utc", starts, "s since 1970-01-01 UTC")
+            _dataset(group, "t_end_utc", starts + durations, "s since 1970-01-01 UTC")
+            return starts[0], starts[-1] + durations[-1]
+
+        for pid in sorted(f["fft"].keys()) if "fft" in f else []:
+            pg = f["fft"][pid]
+            windows[f"/fft/{pid}"] = write(pg, pg["t_total"][()])
+            if "baseline" in pg:
+                windows[f"/fft/{pid}/baseline"] = write(pg["baseline"], pg["baseline/t_total"][()])
+            cursor += gap_s
+        for pid in sorted(f["dfft"].keys()) if "dfft" in f else []:
+            windows[f"/dfft/{pid}"] = write(f["dfft"][pid], f["dfft"][pid]["t_total"][()].max(axis=1))
+            cursor += gap_s
+        for sid in sorted(f["load"].keys()) if "load" in f else []:
+            sg = f["load"][sid]
+            length = float(sg.attrs.get("t_end_s", sg.attrs.get("duration_s", 10.0)))
+            windows[f"/load/{sid}"] = write(sg, np.array([length]))
+            cursor += gap_s
+        return windows
+
+
+def write_meter_log(path: Path | str, t_from: float, t_to: float, watts: float,
+                    step_s: float = 0.1, header: str = "time,watts", iso: bool = False,
+                    delimiter: str = ",") -> Path:
+    """A meter log at a constant `watts` from t_from to t_to (UTC seconds)."""
+    import datetime as dt
+    lines = [header] if header else []
+    for t in np.arange(t_from, t_to + step_s / 2, step_s):
+        stamp = (dt.datetime.fromtimestamp(t, dt.timezone.utc).isoformat(timespec="milliseconds")
+                 .replace("+00:00", "Z") if iso else f"{t:.3f}")
+        value = f"{watts:g}"
+        lines.append(f"{stamp}{delimiter}{value.replace('.', ',') if delimiter == ';' else value}")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Path(path)
+
+
+def add_host_model(path: Path | str, model: str) -> None:
+    """/hosts gains the `model` field (board or instance type) on every rank."""
+    with h5py.File(path, "a") as f:
+        old = f["hosts"][()]
+        names = list(old.dtype.names) + ["model"]
+        dt = np.dtype([(n, old.dtype[n]) for n in old.dtype.names] + [("model", h5py.string_dtype())])
+        new = np.empty(old.shape, dtype=dt)
+        for n in names[:-1]:
+            new[n] = old[n]
+        new["model"] = model
+        del f["hosts"]
+        f.create_dataset("hosts", data=new)
