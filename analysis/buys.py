@@ -65,6 +65,7 @@ class Row:
     break_even: BreakEven
     limit: str  # link (messaging on one node), compute or the root
     limit_text: str
+    flag: str = ""  # IMPLAUSIBLE when only such a comparison was there (Read first says why)
     extra: dict[str, str] = field(default_factory=dict)  # more columns, shown after these
 
     @property
@@ -263,7 +264,7 @@ def rows(runs: list[Run], baselines: list[Run], stats_by_run: dict[str, list[Poi
             mine = [c for c in pool if c.run is run]
             if not mine:
                 continue
-            head = _headline(mine)
+            head = _headline([c for c in mine if not c.implausible] or mine)
             nodes = model.node_count(run)
             by_nodes: dict[int, Comparison] = {}
             for c in pool:
@@ -287,7 +288,8 @@ def rows(runs: list[Run], baselines: list[Run], stats_by_run: dict[str, list[Poi
                 ratio=head.speedup, ratio_lo=head.ci_lo, ratio_hi=head.ci_hi,
                 break_even=break_even(head, sorted(by_nodes.items()), items, bound, t_ref,
                                       against, max_nodes),
-                limit=what, limit_text=why))
+                limit=what, limit_text=why,
+                flag="IMPLAUSIBLE, see Read first" if head.implausible else ""))
     return out
 
 
@@ -302,6 +304,7 @@ COLUMNS = [
     Column("break_even_short", "break-even nodes"),
     Column("break_even_source", "break-even from"),
     Column("limit", "limited by"), Column("limit_text", "where the time goes"),
+    Column("flag", "flag"),
 ]
 SHOWN = ["run", "against", "kind", "workload", "nodes", "t_cluster", "t_against", "ratio",
          "per_node", "break_even_short", "limit"]
@@ -331,19 +334,21 @@ def table(items: list[Row]) -> Table:
                                 float("nan") if be.lo is None else be.lo,
                                 float("nan") if be.hi is None else be.hi),
                "break_even_short": be.short, "break_even_source": be.source,
-               "limit": r.limit, "limit_text": r.limit_text}
+               "limit": r.limit, "limit_text": r.limit_text, "flag": r.flag}
         row.update({k: r.extra.get(k, "") for k in extras})
         out.append(row)
     cols = COLUMNS + [Column(k, k) for k in extras]
     return Table("buys", "What the cluster buys, against the desktop and against one node", cols,
-                 out, note=NOTE, html_columns=SHOWN + extras)
+                 out, note=NOTE,
+                 html_columns=SHOWN + (["flag"] if any(r.flag for r in items) else []) + extras)
 
 
 def statements(items: list[Row]) -> list[str]:
     """One line per row: the break-even statement and where the time goes (duplicates once)."""
     out: list[str] = []
     for r in items:
-        line = (f"**{r.run}** ({r.nodes} node{'s' if r.nodes != 1 else ''}) against {r.against}: "
+        line = (f"**{r.run}** ({r.nodes} node{'s' if r.nodes != 1 else ''}) against {r.against}"
+                f"{' (' + r.flag + ')' if r.flag else ''}: "
                 f"break-even: {r.break_even.text}. Limited by {r.limit_text}.")
         if line not in out:
             out.append(line)
