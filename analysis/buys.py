@@ -147,16 +147,17 @@ def measured(pts: list[tuple[int, Comparison]]) -> BreakEven | None:
     early = stats.break_even(xs, [c.ci_hi for _n, c in pts])
     late = stats.break_even(xs, [c.ci_lo for _n, c in pts])
     counts = ", ".join(str(n) for n, _c in pts)
+    counts += " node" if counts == "1" else " nodes"
     if x == xs[0]:  # the true break-even is at or below the smallest count: no lower end
         early = None
         short = f"≤ {xs[0]:g}"
         text = (f"at most {xs[0]:g} node(s): the cluster already wins at the smallest count "
-                f"measured ({counts} nodes)")
+                f"measured (at {counts})")
     else:
         short = f"{x:.3g}"
         hi = _nodes_text(late) if late is not None else f"beyond {xs[-1]:g}"
         text = (f"{x:.3g} nodes (95 % CI {_nodes_text(early)} to {hi}), interpolated in the "
-                f"measured series at {counts} nodes")
+                f"measured series at {counts}")
     return BreakEven("measured", x, early, late, short, text)
 
 
@@ -222,6 +223,14 @@ def break_even(head: Comparison, series: list[tuple[int, Comparison]], items: li
         return found
     result = str(head.cluster.point.attrs.get("result") or "spectra")
     found = no_winner(bound, t_ref, against, result)
+    one = next((c for n, c in series if n == 1), None)
+    if found is not None and one is not None and one.speedup > 1:
+        # one node has no link to carry: it may win where no larger count can
+        return BreakEven("only one node wins", 1.0, None, None, "1 only (link-bound from 2)",
+                         f"only 1 node wins (measured ratio {one.speedup:.3g} "
+                         f"[{one.ci_lo:.3g}, {one.ci_hi:.3g}]); " + found.text.replace(
+                             "no node count wins this workload: from 2 nodes on",
+                             "from 2 nodes on no node count wins this workload:"))
     if found is not None:
         return found
     nodes = model.node_count(head.run)

@@ -139,6 +139,13 @@ def test_no_node_count_wins_spectra_over_pi3(tmp_path, desk):
                   "a link faster than"):
         assert words in be.text, words
     assert rows[-1].limit == "link"
+    # nodes faster than the desktop: one node wins, and no count from two on
+    fast = fixtures.node_series(tmp_path / "fast", nodes=(1, 2, 4), **{**PI3, "s_per_flop": 0.2e-9})
+    rows, _c, _s = _rows(fast, desk)
+    assert rows[0].ratio > 1 > rows[1].ratio
+    be = rows[-1].break_even
+    assert be.source == "only one node wins" and be.nodes == 1
+    assert "from 2 nodes on no node count wins this workload" in be.text
 
 
 def test_with_peaks_the_statement_names_what_limits_it(tmp_path, desk):
