@@ -229,7 +229,7 @@ def break_even(head: Comparison, series: list[tuple[int, Comparison]], items: li
         return BreakEven("only one node wins", 1.0, None, None, "1 only (link-bound from 2)",
                          f"only 1 node wins (measured ratio {one.speedup:.3g} "
                          f"[{one.ci_lo:.3g}, {one.ci_hi:.3g}]); " + found.text.replace(
-                             "no node count wins this workload: from 2 nodes on",
+                             "no node count wins this workload: from 2 nodes on,",
                              "from 2 nodes on no node count wins this workload:"))
     if found is not None:
         return found
