@@ -343,7 +343,10 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
     scenarios = [sc for sc in ("sizes", "files") if any(c.cluster.point.scenario == sc for c in comps)]
     if not scenarios:
         return None
-    fig, axes = plt.subplots(len(scenarios), 3, figsize=(16, 4.8 * len(scenarios)),
+    # against other hardware the ratio is a relative throughput: no ideal S = p, E or e
+    parallel = any(np.isfinite(c.efficiency) for c in comps)
+    fig, axes = plt.subplots(len(scenarios), 3 if parallel else 1,
+                             figsize=(16 if parallel else 8, 4.8 * len(scenarios)),
                              constrained_layout=True, squeeze=False)
     for i, scenario in enumerate(scenarios):
         groups: dict[tuple[str, str], list[Comparison]] = {}
@@ -359,7 +362,7 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
             label = run if len({k[1] for k in groups}) == 1 else f"{run} – {config}"
             p = items[0].p
             col = colour[run]
-            if (run, p) not in ps:
+            if parallel and (run, p) not in ps:
                 ps.add((run, p))
                 axes[i][0].axhline(float(p), color=col, linestyle="-.", linewidth=1.2, alpha=0.7,
                                    label=f"ideal S = p = {p} ({run})")
@@ -367,6 +370,14 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
             lo = np.array([c.ci_lo for c in items])
             hi = np.array([c.ci_hi for c in items])
             _errorline(axes[i][0], xs, sp, lo, hi, color=col, label=f"{label} (p={p})")
+            for x in cross:
+                if x.run.name == run and x.scenario == scenario and x.config == config and x.x is not None:
+                    xv = x.x if scenario == "files" else x.x / 1000
+                    axes[i][0].axvline(xv, color=col, linestyle=":", linewidth=1.2)
+                    axes[i][0].annotate("crossover", (xv, 1), color=col, fontsize=9,
+                                        xytext=(4, 6), textcoords="offset points")
+            if not parallel:
+                continue
             axes[i][1].plot(xs, [100 * c.efficiency for c in items], color=col, marker="o",
                             label=label)
             axes[i][2].plot(xs, [c.karp_flatt for c in items], color=col, marker="o", label=label)
@@ -377,17 +388,19 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
                     ax.plot([xs[k] for k in bad], [ys[k] for k in bad], "o", markersize=13,
                             markerfacecolor="none", markeredgecolor="#c00000", markeredgewidth=2,
                             label="implausible (see Read first)" if ax is axes[i][0] else None)
-            for x in cross:
-                if x.run.name == run and x.scenario == scenario and x.config == config and x.x is not None:
-                    xv = x.x if scenario == "files" else x.x / 1000
-                    axes[i][0].axvline(xv, color=col, linestyle=":", linewidth=1.2)
-                    axes[i][0].annotate("crossover", (xv, 1), color=col, fontsize=9,
-                                        xytext=(4, 6), textcoords="offset points")
         ax = axes[i][0]
         ax.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1, label="S = 1 (break-even)")
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(_plain))
-        ax.set_ylabel("speedup S (× baseline, log scale)")
+        ax.set_ylabel("speedup S (× baseline, log scale)" if parallel else
+                      "throughput ratio (baseline time / cluster time, log scale)")
+        if not parallel:
+            _sweep_axis(ax, scenario, xs_all)
+            _nice_log(ax, "x")
+            ax.set_title(f"relative throughput, 95 % CI: {SCENARIO_TITLES[scenario]}")
+            ax.legend(loc="best", fontsize=8)
+            _nice_log(ax, "y")
+            continue
         axes[i][1].axhline(100.0, color="0.45", linestyle="-.", linewidth=1.2, label="ideal 100 %")
         axes[i][1].set_ylabel("parallel efficiency S/p (%)")
         axes[i][1].set_ylim(bottom=0)
@@ -410,6 +423,11 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
         _nice_log(ax, "y")
     fig.suptitle(title)
     name = _save(fig, outdir, name)
+    if not parallel:
+        return Figure(name, title, "Relative throughput against a baseline on other hardware "
+                      "(baseline median / cluster median) with its 95 % bootstrap CI (log scale) "
+                      "and the break-even line 1. Not a parallel speedup: no ideal line, "
+                      "efficiency or Karp–Flatt fraction. The dotted line marks the crossover.")
     return Figure(name, title,
                   "Speedup S with its 95 % CI (log scale), the break-even line S = 1 and the "
                   "ideal S = p; efficiency E = S/p against the ideal 100 %; Karp–Flatt "

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, derive, energy, health, load_next, model, plots, scaling, stats, tables
+from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, plots, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
@@ -145,6 +145,7 @@ class Report:
     study: Table | None = None
     sections: list[Section] = field(default_factory=list)
     energy: energy.Result = field(default_factory=energy.Result)
+    lead: Section | None = None  # "What the cluster buys", above everything else
 
     def find(self, run: str, text: str) -> None:
         """Record a headline finding about a run."""
@@ -158,7 +159,8 @@ class Report:
     @property
     def tables(self) -> list[Table]:
         found = [self.study] if self.study is not None else []
-        return found + [b[1] for s in self.sections for b in s.blocks if b[0] == "table"]  # type: ignore[misc]
+        secs = ([self.lead] if self.lead else []) + self.sections
+        return found + [b[1] for s in secs for b in s.blocks if b[0] == "table"]  # type: ignore[misc]
 
     @property
     def figures(self) -> list[plots.Figure]:
@@ -345,6 +347,7 @@ def build(args: argparse.Namespace, runs: list[Run], baselines: list[Run],
     _fft_section(rep, ctx)
     _pipeline_section(rep, ctx)
     _baseline_section(rep, ctx)
+    _buys_section(rep, ctx)
     _per_rank_section(rep, ctx)
     _transfer_section(rep, ctx)
     _dfft_section(rep, ctx)
@@ -555,6 +558,7 @@ def _baseline_section(rep: Report, ctx: Context) -> None:
                 sec.para(f"{run.name} has no point with the same scenario, mode, precision, "
                          "frame, file count and seconds per file as the baseline.")
             ctx.cross += found
+        ctx.cross = compare.classify(ctx.cross, usable_bases, [ctx.stats[b.name] for b in usable_bases])
     ctx.crossings = derive.crossovers(ctx.paired + ctx.cross)
     if ctx.paired:
         sec.para(f"{_b('Paired')}: rank 0 ran every request alone in the same job, alternating "
@@ -583,11 +587,19 @@ def _baseline_section(rep: Report, ctx: Context) -> None:
                      "not measured and not in the CI. Bracket the run with a baseline before and "
                      "after (--baseline BEFORE --baseline AFTER) to see it.")
         sec.para(text)
-        sec.figure(plots.speedup(ctx.cross, [c for c in ctx.crossings if c.kind == "cross-run"],
-                                 ctx.colour, f"Against {ctx.cross[0].base_name} (crosses runs)",
-                                 rep.outdir, "speedup.png"))
-        sec.table(tables.comparison(ctx.cross, "comparison",
-                                    f"Against {ctx.cross[0].base_name} (crosses runs)"))
+        other = [c for c in ctx.cross if isinstance(c, compare.MachineComparison)]
+        if other:
+            sec.para(f"{_b('Cross-machine')}: {', '.join(sorted({c.run.name for c in other}))} "
+                     f"ran on other hardware than the baseline ({other[0].why}; the rule is in "
+                     "docs/comparison.md). The ratio is the relative throughput, baseline median / "
+                     "cluster median, with a 95 % percentile-bootstrap CI over both runs' "
+                     "repetitions, also per node and per core. It is not a parallel speedup: no "
+                     "efficiency or Karp–Flatt fraction is given, and a ratio above p is no sign "
+                     "of an error.")
+        title = f"Against {ctx.cross[0].base_name} (crosses runs{', other hardware' if other else ''})"
+        sec.figure(plots.speedup(ctx.cross, [c for c in ctx.crossings if c.kind != "paired"],
+                                 ctx.colour, title, rep.outdir, "speedup.png"))
+        sec.table(tables.comparison(ctx.cross, "comparison", title))
     if not ctx.paired and not ctx.cross:
         if not ctx.baselines:
             sec.para("No separate baseline run: pass --baseline FILE, or include exactly one "
@@ -597,24 +609,45 @@ def _baseline_section(rep: Report, ctx: Context) -> None:
         sec.bullets([f"{_b(c.run.name)}, {c.kind}, {c.scenario} ({c.config}): "
                      f"{tables.crossover_text(c)}." for c in ctx.crossings])
         sec.table(tables.crossovers(ctx.crossings))
+    below: list[str] = []
     for c in ctx.paired + ctx.cross:
         if c.implausible:
-            rep.warnings.append(
-                f"{_b(c.run.name)} {c.cluster.point.id} ({c.kind}): IMPLAUSIBLE speedup "
-                f"{c.speedup:.3g} on p={c.p} ({'; '.join(c.implausible)}). Not a finding. "
-                f"Likely causes: {_causes(ctx, c)}.")
+            # a run's paired figure is the one to use: its same-machine cross-run one waits below
+            to = below if c.kind == "cross-run" and any(p.run is c.run for p in ctx.paired) else rep.warnings
+            to.append(f"{_b(c.run.name)} {c.cluster.point.id} ({c.kind}): IMPLAUSIBLE speedup "
+                      f"{c.speedup:.3g} on p={c.p} ({'; '.join(c.implausible)}). Not a finding. "
+                      f"Likely causes: {_causes(ctx, c)}.")
+    if below:
+        sec.para("Cross-run speedups of runs that have a paired one (use the paired one):")
+        sec.bullets(below)
     for run in ctx.runs:
         mine = [c for c in ctx.paired if c.run is run] or [c for c in ctx.cross if c.run is run]
         good = [c for c in mine if not c.implausible]
         if not good:
             continue
         top = max(good, key=lambda c: (c.cluster.point.scenario == "files", c.cluster.x))
+        if isinstance(top, compare.MachineComparison):
+            rep.find(run.name, f"cross-machine throughput ratio {top.speedup:.3g}× [{top.ci_lo:.3g}, "
+                               f"{top.ci_hi:.3g}] against {top.base_name} (other hardware, 95 % CI; "
+                               f"{top.per_node[0]:.3g} per node) at {_x_text(top.cluster)}.")
+            continue
         rep.find(run.name, f"{top.kind} speedup {top.speedup:.3g}× [{top.ci_lo:.3g}, "
                            f"{top.ci_hi:.3g}] (95 % CI, p={top.p}, efficiency "
                            f"{100 * top.efficiency:.0f} %) at {_x_text(top.cluster)}"
                            + (" — crosses runs" if top.kind == "cross-run" else "") + ".")
     for c in ctx.crossings:
         rep.find(c.run.name, f"{c.kind}, {c.scenario}: {tables.crossover_text(c)}.")
+
+
+def _buys_section(rep: Report, ctx: Context) -> None:
+    """The first section: figures from analysis.buys, only formatted here."""
+    rows = buys.rows(ctx.runs, ctx.baselines, ctx.stats, ctx.paired, ctx.cross, ctx.extra,
+                     ctx.args.max_nodes)
+    rep.lead = sec = Section("buys", "What the cluster buys", "What it buys")
+    sec.para(buys.LEAD if rows else buys.NONE)
+    if rows:
+        sec.table(buys.table(rows))
+        sec.bullets(buys.statements(rows))
 
 
 def _per_rank_section(rep: Report, ctx: Context) -> None:
@@ -1030,8 +1063,8 @@ def _rate(pts: list[PointStats]) -> str:
 def _speedup_text(ctx: Context) -> str:
     parts = []
     for run in ctx.runs:
-        for kind, pool in (("paired", ctx.paired), ("cross-run", ctx.cross)):
-            mine = [c for c in pool if c.run is run]
+        for kind, pool in (("paired", ctx.paired), ("cross-run", ctx.cross), ("cross-machine", ctx.cross)):
+            mine = [c for c in pool if c.run is run and c.kind == kind]
             if not mine:
                 continue
             top = max(mine, key=lambda c: (c.cluster.point.scenario == "files", c.cluster.x))
@@ -1160,24 +1193,29 @@ def _generated(rep: Report) -> str:
 
 
 def _nav(rep: Report) -> list[tuple[str, str]]:
-    items = [("readfirst", "Read first")] if rep.warnings else []
+    items = [("buys", rep.lead.nav)] if rep.lead else []
+    items += [("readfirst", "Read first")] if rep.warnings else []
     items.append(("summary", "Summary"))
     return items + [(s.anchor, s.nav) for s in rep.sections]
 
 
+def html_section(sec: Section, outdir: Path) -> list[str]:
+    body = [f"<h2 id='{sec.anchor}'>{html.escape(sec.title)}</h2>"]
+    for kind, payload in sec.blocks:
+        if kind == "p":
+            body.append(f"<p>{_inline(payload)}</p>")
+        elif kind == "ul":
+            body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in payload) + "</ul>")  # type: ignore[union-attr]
+        elif kind == "table":
+            body.append(html_table(payload))  # type: ignore[arg-type]
+        elif kind == "figure":
+            body.append(html_figure(payload, outdir))  # type: ignore[arg-type]
+    return body
+
+
 def render_html(rep: Report) -> str:
-    body = []
-    for sec in rep.sections:
-        body.append(f"<h2 id='{sec.anchor}'>{html.escape(sec.title)}</h2>")
-        for kind, payload in sec.blocks:
-            if kind == "p":
-                body.append(f"<p>{_inline(payload)}</p>")
-            elif kind == "ul":
-                body.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in payload) + "</ul>")  # type: ignore[union-attr]
-            elif kind == "table":
-                body.append(html_table(payload))  # type: ignore[arg-type]
-            elif kind == "figure":
-                body.append(html_figure(payload, rep.outdir))  # type: ignore[arg-type]
+    body = [line for sec in rep.sections for line in html_section(sec, rep.outdir)]
+    lead = "\n".join(html_section(rep.lead, rep.outdir)) if rep.lead else ""
     findings = ""
     if rep.findings:
         findings = ("<div class='findings'><b>Findings</b><ul>"
@@ -1189,7 +1227,7 @@ def render_html(rep: Report) -> str:
     return page.substitute(
         title=html.escape(rep.title), generated=html.escape(_generated(rep)),
         nav="".join(f"<a href='#{a}'>{html.escape(t)}</a>" for a, t in _nav(rep)),
-        warnings=_html_list("warn", "Read first", rep.warnings, "readfirst"),
+        warnings=lead + _html_list("warn", "Read first", rep.warnings, "readfirst"),
         summary=summary, findings=findings, notes=_html_list("notes", "Notes", rep.notes),
         body="\n".join(body))
 
@@ -1218,8 +1256,24 @@ def md_table(t: Table) -> str:
     return "\n".join(lines + [""])
 
 
+def md_section(sec: Section) -> list[str]:
+    out = [f"## {sec.title}", ""]
+    for kind, payload in sec.blocks:
+        if kind == "p":
+            out += [str(payload), ""]
+        elif kind == "ul":
+            out += [f"- {i}" for i in payload] + [""]  # type: ignore[union-attr]
+        elif kind == "table":
+            out.append(md_table(payload))  # type: ignore[arg-type]
+        elif kind == "figure":
+            f: plots.Figure = payload  # type: ignore[assignment]
+            out += [f"![{f.title}]({f.file})", "", f"_{f.caption}_" if f.caption else "", ""]
+    return out
+
+
 def render_md(rep: Report) -> str:
     out = [f"# {rep.title}", "", _generated(rep) + " The page with the figures is index.html.", ""]
+    out += md_section(rep.lead) if rep.lead else []
     if rep.warnings:
         out += ["## Read first", ""] + [f"- {w}" for w in rep.warnings] + [""]
     out += ["## Summary", ""]
@@ -1233,17 +1287,7 @@ def render_md(rep: Report) -> str:
     if rep.notes:
         out += ["## Notes", ""] + [f"- {n}" for n in rep.notes] + [""]
     for sec in rep.sections:
-        out += [f"## {sec.title}", ""]
-        for kind, payload in sec.blocks:
-            if kind == "p":
-                out += [str(payload), ""]
-            elif kind == "ul":
-                out += [f"- {i}" for i in payload] + [""]  # type: ignore[union-attr]
-            elif kind == "table":
-                out.append(md_table(payload))  # type: ignore[arg-type]
-            elif kind == "figure":
-                f: plots.Figure = payload  # type: ignore[assignment]
-                out += [f"![{f.title}]({f.file})", "", f"_{f.caption}_" if f.caption else "", ""]
+        out += md_section(sec)
     return "\n".join(out)
 
 

@@ -196,3 +196,21 @@ def crossover(xs: list[float], speedups: list[float]) -> float | None:
             break
         found = x
     return found
+
+
+def break_even(xs: list[float], ratios: list[float]) -> float | None:
+    """Where a ratio (cluster over reference throughput) reaches 1 for good: between the last x
+    at which it is at most 1 and the first x from which it exceeds 1 at every larger x (the
+    crossover rule), interpolated linearly in log x and log ratio. The smallest x when every x
+    wins (the true break-even is at or below it); None when the largest x does not win."""
+    pairs = sorted((float(x), float(r)) for x, r in zip(xs, ratios)
+                   if np.isfinite(r) and r > 0 and x > 0)
+    first = crossover([x for x, _ in pairs], [r for _, r in pairs])
+    if first is None:
+        return None
+    k = [x for x, _ in pairs].index(first)
+    if k == 0:
+        return first
+    (x0, r0), (x1, r1) = pairs[k - 1], pairs[k]
+    frac = -math.log(r0) / (math.log(r1) - math.log(r0))
+    return float(math.exp(math.log(x0) + frac * (math.log(x1) - math.log(x0))))

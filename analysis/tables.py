@@ -375,6 +375,7 @@ def stragglers(items: list[tuple[Run, str, RankStats]]) -> Table:
 
 
 def comparison(comps: list[Comparison], name: str, title: str) -> Table:
+    machine = [c for c in comps if c.kind == "cross-machine"]
     rows = []
     for c in comps:
         pt = c.cluster.point
@@ -387,6 +388,9 @@ def comparison(comps: list[Comparison], name: str, title: str) -> Table:
                      "input_bytes": pt.input_bytes, "t_run": c.cluster.median,
                      "t_baseline": c.base.median if c.base is not None else None, "p": c.p,
                      "speedup": Ci(c.speedup, c.ci_lo, c.ci_hi), "n": c.n,
+                     # other hardware (compare.MachineComparison): the ratio per node and core
+                     "per_node": Ci(*c.per_node) if hasattr(c, "per_node") else None,
+                     "per_core": Ci(*c.per_core) if hasattr(c, "per_core") else None,
                      "efficiency": c.efficiency, "karp_flatt": c.karp_flatt,
                      "drift": c.drift, "verdict": c.verdict,
                      "flags": "IMPLAUSIBLE: " + "; ".join(c.implausible) if c.implausible else ""})
@@ -398,6 +402,7 @@ def comparison(comps: list[Comparison], name: str, title: str) -> Table:
             Column("t_run", "cluster median", "time"),
             Column("t_baseline", "baseline median", "time"), Column("p", "p", "int"),
             Column("speedup", "speedup S [95 % CI]", "ci"), Column("n", "n", "int"),
+            Column("per_node", "ratio per node", "ci"), Column("per_core", "ratio per core", "ci"),
             Column("efficiency", "efficiency S/p", "pct"),
             Column("karp_flatt", "Karp–Flatt e", "ratio"),
             Column("drift", "baseline drift", "pct"), Column("verdict", "verdict"),
@@ -409,10 +414,14 @@ def comparison(comps: list[Comparison], name: str, title: str) -> Table:
                       "the CI runs from the low end of the baseline's 95 % CI over the high end "
                       "of the cluster's to the reverse; with two bracketing baselines (before "
                       "and after) it spans both, so their drift (after / before − 1) is inside "
-                      "it. E = S/p, e = (1/S − 1/p)/(1 − 1/p), p = ranks that compute.",
-                 html_columns=["run", "point", "kind", "workload", "p", "speedup", "efficiency",
-                               "karp_flatt", "verdict", "flags"]
-                 + (["drift"] if any(_finite(c.drift) for c in comps) else []))
+                      "it. E = S/p, e = (1/S − 1/p)/(1 − 1/p), p = ranks that compute."
+                      + (" Cross-machine (the baseline ran on other hardware): S is the relative "
+                         "throughput with a 95 % bootstrap CI over both runs, per node and per "
+                         "core beside it; no E or e." if machine else ""),
+                 html_columns=["run", "point", "kind", "workload", "p", "speedup"]
+                 + (["per_node", "per_core"] if machine else [])
+                 + (["efficiency", "karp_flatt"] if len(machine) < len(comps) else [])
+                 + ["verdict", "flags"] + (["drift"] if any(_finite(c.drift) for c in comps) else []))
 
 
 def _x_unit(scenario: str, x: float) -> str:

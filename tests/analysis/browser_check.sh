@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Render the analysis report in headless Chromium and check what a reader sees:
 # a screenshot that is a real picture (kept as build/report-screenshot.png), no
-# image missing from the page, and every navigation link leading somewhere.
+# image missing from the page, every navigation link leading somewhere, and "What the cluster
+# buys" laid out above everything else (also on a make-run-like page from synthetic files).
 #
 #   bash tests/analysis/browser_check.sh                 # report from synthetic fixtures
 #   bash tests/analysis/browser_check.sh results/*.h5    # report from real result files
@@ -162,6 +163,60 @@ then
     ok "every navigation link resolves"
 else
     not_ok "every navigation link resolves"
+fi
+
+# "What the cluster buys" must be the first thing a reader sees: Chromium lays the page out and
+# a probe compares the section's top with that of every other heading and box on it.
+buys_first() {  # REPORT_DIR NAME
+    local page="$1/index.probe.html" dom="$tmp/probe-$RANDOM.html" got
+    "$PY" - "$1/index.html" "$page" <<'EOF'
+import sys
+page = open(sys.argv[1], encoding="utf-8").read()
+probe = """<script>(function(){var b=document.getElementById('buys');
+var top=function(e){return e.getBoundingClientRect().top+window.scrollY;};
+var others=document.querySelectorAll('main h2, main .warn, main .findings, main .notes');
+var ok=b!==null&&b.offsetHeight>0,first='';
+for(var i=0;ok&&i<others.length;i++){if(others[i]!==b&&top(others[i])<=top(b)){ok=false;first=others[i].id||others[i].className;}}
+document.body.setAttribute('data-buys-first',ok?'yes':'no, first: '+first);})();</script>"""
+open(sys.argv[2], "w", encoding="utf-8").write(page.replace("</body>", probe + "</body>"))
+EOF
+    timeout 180 "$CHROMIUM" "${flags[@]}" --virtual-time-budget=10000 --dump-dom "file://$page" \
+        >"$dom" 2>/dev/null
+    got=$(grep -o 'data-buys-first="[^"]*"' "$dom" | head -1)
+    if [ "$got" = 'data-buys-first="yes"' ] && grep -q "What the cluster buys" "$dom"; then
+        ok "$2: 'What the cluster buys' is laid out above everything else"
+    else
+        not_ok "$2: 'What the cluster buys' is laid out above everything else (${got:-no probe result})"
+    fi
+    rm -f "$page"
+}
+buys_first "$tmp/report" "the report"
+
+# make run's page: a suite on one machine with its paired baseline, between two baselines there
+if [ "$#" -eq 0 ]; then
+    if "$PY" - "$here" "$tmp/run" <<'EOF'
+import dataclasses, sys
+sys.path.insert(0, sys.argv[1])
+import fixtures
+desk = dataclasses.replace(fixtures.I5, hosts=("desk",))
+suite = fixtures.write_run(f"{sys.argv[2]}/suite.h5", dataclasses.replace(
+    desk, baseline=False, label="suite, 4 ranks on desk", ranks_per_node=4, beta_Bps=1e10,
+    transfer=True, load=True))
+fixtures.add_paired_baseline(suite, {f"p{i:03d}": 1.2 + 0.2 * i for i in range(11)})
+fixtures.write_run(f"{sys.argv[2]}/before.h5", dataclasses.replace(desk, label="baseline before"))
+fixtures.write_run(f"{sys.argv[2]}/after.h5", dataclasses.replace(
+    desk, label="baseline after", seed=4, extra_attrs={"created_utc": "2024-05-01T13:00:00Z"}))
+EOF
+    then
+        if (cd "$root" && "$PY" -m analysis.report "$tmp/run/suite.h5" --baseline "$tmp/run/before.h5" \
+                --baseline "$tmp/run/after.h5" -o "$tmp/run-report" -q) 2>"$tmp/run-report.err"; then
+            buys_first "$tmp/run-report" "make run's page"
+        else
+            not_ok "make run's page generated: $(head -c 400 "$tmp/run-report.err")"
+        fi
+    else
+        not_ok "make run-like result files written"
+    fi
 fi
 
 finish

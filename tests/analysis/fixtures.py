@@ -58,6 +58,9 @@ class Cluster:
     seed: int = 1
     schema: str = SCHEMA
     extra_attrs: dict = field(default_factory=dict)
+    result: str = "spectra"  # peaks: 8 bytes per frame come back
+    out_scale: float = 1.0  # spectra bytes per frame over 513 float32 bins
+    link_rate_Bps: float | None = None  # as --link-rate records it on every point
 
     @property
     def nranks(self) -> int:
@@ -153,10 +156,11 @@ def _fft(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
         frames = _split(spec["nfiles"] * frames_per_file, n)
         flops = frames * FLOPS_PER_FRAME
         bytes_in = frames * FRAME * 4
-        bytes_out = frames * (FRAME // 2 + 1) * 4
+        bytes_out = frames * 8 if cfg.result == "peaks" else \
+            np.round(frames * (FRAME // 2 + 1) * 4 * cfg.out_scale).astype(np.int64)
         input_bytes = int(bytes_in.sum())
         attrs = {"scenario": spec["scenario"], "mode": "stft", "precision": "single",
-                 "window": "hann", "plan": "measure", "schedule": "static", "result": "spectra"}
+                 "window": "hann", "plan": "measure", "schedule": "static", "result": cfg.result}
         for key, value in attrs.items():
             g.attrs[key] = _str_attr(cfg, value)
         for key, value in {"frame": FRAME, "hop": HOP, "sample_rate": RATE,
@@ -165,6 +169,8 @@ def _fft(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
                            "baseline": int(cfg.baseline)}.items():
             g.attrs[key] = np.int64(value)
         g.attrs["seconds_per_file"] = float(spec["seconds"])
+        if cfg.link_rate_Bps is not None:
+            g.attrs["link_rate_Bps"] = float(cfg.link_rate_Bps)
         noise = 0.15 if pid == cfg.unstable_point else cfg.noise
         reps = cfg.reps
         factor = np.ones(n)
@@ -775,3 +781,18 @@ def add_host_model(path: Path | str, model: str) -> None:
         new["model"] = model
         del f["hosts"]
         f.create_dataset("hosts", data=new)
+def node_series(folder: Path | str, nodes=(1, 2, 4), **changes) -> list[Path]:
+    """One slow cluster (Cortex-A53 nodes pi1..piN, one rank each, labels 'pi-Nn' of one
+    stem) at several node counts, files scenario only; `changes` go into its Cluster."""
+    folder = Path(folder)
+    out = []
+    for n in nodes:
+        cfg = Cluster(**{**Cluster(label=f"pi-{n}n", hosts=tuple(f"pi{k + 1}" for k in range(n)),
+                                   cpu_model="Cortex-A53", straggler_rank=None, unstable_point=None,
+                                   load=False, transfer=False, scenarios=("files",),
+                                   seed=60 + n).__dict__, **changes})
+        path = write_run(folder / f"pi-{n}n.h5", cfg)
+        with h5py.File(path, "a") as f:
+            f.attrs["nnodes"] = np.int32(n)
+        out.append(path)
+    return out
