@@ -48,7 +48,7 @@ static double read_number_file(const char *path)
 
 /* root + rel: the real /sys and /proc, or in the fault build a fake tree under $WB_SYSFS_ROOT (a Pi
  * that the tests can make hot or throttled). */
-static void sys_path(char *out, size_t cap, const char *rel)
+void wb_sysinfo_path(char *out, size_t cap, const char *rel)
 {
     const char *root = "";
 #ifdef WB_TEST_FAULTS
@@ -66,7 +66,7 @@ static double fold_numbered(const char *fmt, int want_max, double scale, double 
     for (int i = 0; i < 1024; i++) {
         char rel[128], path[4200];
         snprintf(rel, sizeof rel, fmt, i);
-        sys_path(path, sizeof path, rel);
+        wb_sysinfo_path(path, sizeof path, rel);
         double v = read_number_file(path) * scale;
         if (isnan(v))
             break;
@@ -109,7 +109,7 @@ int wb_sysinfo_throttle_flags(unsigned long *flags)
 {
     char path[4200];
     /* Raspberry Pi OS exposes the firmware's flags here (kernel 5.x+); older ones only through vcgencmd. */
-    sys_path(path, sizeof path, "/sys/devices/platform/soc/soc:firmware/get_throttled");
+    wb_sysinfo_path(path, sizeof path, "/sys/devices/platform/soc/soc:firmware/get_throttled");
     FILE *f = fopen(path, "r");
     if (!f)
         return vcgencmd_flags(flags);
@@ -153,7 +153,7 @@ void wb_sysinfo_read(struct wb_host *h)
         snprintf(h->hostname, sizeof h->hostname, "unknown");
     /* x86 says "model name"; Raspberry Pi kernels say "Model" (the board) or nothing. */
     char cpuinfo[4200];
-    sys_path(cpuinfo, sizeof cpuinfo, "/proc/cpuinfo");
+    wb_sysinfo_path(cpuinfo, sizeof cpuinfo, "/proc/cpuinfo");
     if (read_field(cpuinfo, "model name", h->cpu_model, sizeof h->cpu_model) != 0 &&
         read_field(cpuinfo, "Model", h->cpu_model, sizeof h->cpu_model) != 0 &&
         read_field(cpuinfo, "Hardware", h->cpu_model, sizeof h->cpu_model) != 0)
@@ -163,7 +163,7 @@ void wb_sysinfo_read(struct wb_host *h)
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     h->mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : -1;
     char freq[4200];
-    sys_path(freq, sizeof freq, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+    wb_sysinfo_path(freq, sizeof freq, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
     double khz = read_number_file(freq);
     if (!isnan(khz)) {
         h->cpu_mhz = khz / 1000.0;

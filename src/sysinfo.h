@@ -3,6 +3,7 @@
 #ifndef WB_SYSINFO_H
 #define WB_SYSINFO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct wb_host {
@@ -16,7 +17,22 @@ struct wb_host {
     double temp_c_start;    /* SoC/package temperature at start, NaN if unknown */
     double temp_c_end;
     int32_t throttled;      /* 1 throttled now or since boot (Pi firmware), 0 not, -1 unknown */
+    /* Filled by wb_hostfacts_read (hostfacts.h); "" or -1 where unknown. */
+    char governor[24];      /* cpufreq scaling governor of CPU 0 */
+    double freq_min_mhz, freq_max_mhz; /* CPU 0's hardware frequency range, NaN if unknown */
+    char iface[24];         /* the interface carrying traffic to rank 0's address ("lo" on its host) */
+    char iface_kind[12];    /* ethernet, wifi, bridge, virtual, loopback, unknown */
+    int32_t link_mbps;      /* the interface's link speed in Mbit/s, -1 unknown */
+    int32_t mtu;            /* bytes, -1 unknown */
+    char git_rev[24];       /* this binary's build */
+    char mpi_library[96];   /* first line of MPI_Get_library_version */
+    char fftw_version[32];
+    char hdf5_version[16];
+    char model[96];         /* board or instance type (device tree model, else DMI product name) */
 };
+
+/* root + rel: the real path, or in the fault build the same under $WB_SYSFS_ROOT. Local. */
+void wb_sysinfo_path(char *out, size_t cap, const char *rel);
 
 /* Read this host's facts into h (rank and node are left for the caller). Local, never fails. */
 void wb_sysinfo_read(struct wb_host *h);
