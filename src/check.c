@@ -26,12 +26,14 @@
 enum { TAG_ADDR = 7101, TAG_FACT, TAG_GO, TAG_PING, TAG_PONG, TAG_REPORT, TAG_FINAL, TAG_XCHG = 7200 };
 #define DEFAULT_TIMEOUT_S 30.0
 
-enum { K_STRICT = 1, K_MEMORY, K_WISDOM };
+enum { K_STRICT = 1, K_MEMORY, K_WISDOM, K_RESULTS };
 
 const struct wb_optdef wb_check_optdefs[] = {
     {"strict", 0, 0, K_STRICT, NULL, "a warning fails the check too (exit 1)", NULL},
     {"memory", 1, 0, K_MEMORY, "SIZE", "memory the run needs on each node, e.g. 2G", "what the default fft run needs"},
     {"wisdom", 1, 0, K_WISDOM, "FILE", "the FFTW wisdom file the run will read", "none"},
+    {"results", 1, 0, K_RESULTS, "DIR", "the folder the run will write; it may not exist yet",
+     "the folder of -o, else results/"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 const char wb_check_summary[] = "whether every node is ready: versions, governor, throttling, memory, clock, link";
@@ -50,6 +52,11 @@ int wb_check_set(struct wb_options *o, int id, const char *arg)
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
         o->check.wisdom = arg;
+        return 0;
+    case K_RESULTS:
+        if (!*arg)
+            return wb_error_set(WB_EUSAGE, "--results: the folder name is empty");
+        o->check.results_dir = arg;
         return 0;
     }
     return 0;

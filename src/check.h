@@ -15,6 +15,7 @@ struct wb_check_opts {
     int strict;                 /* --strict: a warning fails too */
     int64_t need_bytes;         /* --memory: bytes the run needs on each node, 0 = the default run's */
     const char *wisdom;         /* --wisdom FILE to be read by the run */
+    const char *results_dir;    /* --results DIR the run will write into (may not exist yet) */
 };
 
 extern const struct wb_optdef wb_check_optdefs[];

@@ -418,8 +418,10 @@ static void check_exchange(struct wb_check_view *v)
 static void check_files(struct wb_check_view *v)
 {
     const char *out = v->o->common.out_path;
-    char dir[4096];
-    if (out) {
+    char dir[4096], made[4200] = "";
+    if (v->k->results_dir) {
+        snprintf(dir, sizeof dir, "%s", v->k->results_dir);
+    } else if (out) {
         snprintf(dir, sizeof dir, "%s", out);
         char *slash = strrchr(dir, '/');
         if (slash)
@@ -427,8 +429,16 @@ static void check_files(struct wb_check_view *v)
         else
             snprintf(dir, sizeof dir, ".");
     } else {
-        /* The run creates results/ for its default name. */
-        snprintf(dir, sizeof dir, "%s", access("results", F_OK) == 0 ? "results" : ".");
+        snprintf(dir, sizeof dir, "results");
+    }
+    /* A folder the run creates itself (results/, or the scripts' --results) is judged by its parent. */
+    if ((v->k->results_dir || !out) && access(dir, F_OK) != 0) {
+        snprintf(made, sizeof made, "%s (created by the run) in ", dir);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *(slash == dir ? slash + 1 : slash) = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
     }
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.wulfbench-check-XXXXXX", dir);
@@ -442,9 +452,9 @@ static void check_files(struct wb_check_view *v)
     double free_gib = statvfs(dir, &sv) == 0 ? (double)sv.f_bavail * (double)sv.f_frsize / (1 << 30) : NAN;
     if (fd < 0)
         wb_check_verdict(v, "fail", "results", "create the folder (mkdir -p) or give -o a path you may write",
-                         "%s is not writable on rank 0: %s", dir, strerror(err));
+                         "%s%s is not writable on rank 0: %s", made, dir, strerror(err));
     else
-        wb_check_verdict(v, "ok", "results", NULL, "%s is writable on rank 0, %.1f GiB free", dir, free_gib);
+        wb_check_verdict(v, "ok", "results", NULL, "%s%s is writable on rank 0, %.1f GiB free", made, dir, free_gib);
     if (out && access(out, F_OK) == 0 && !v->o->common.force)
         wb_check_verdict(v, "warn", "results", "choose another -o or add --force", "%s exists: the run refuses it", out);
     const char *w = v->k->wisdom;
