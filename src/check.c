@@ -220,7 +220,7 @@ static int run_peer(double timeout_s, char *sbuf, char *rbuf)
     double *rep = calloc((size_t)n, sizeof *rep);
     if (!rep)
         return wb_error_set(WB_ENOMEM, "out of memory for the check exchange");
-    rc = exchange(t_go + 0.6 * budget_s, rep, sbuf, rbuf);
+    rc = exchange(t_go + 0.5 * budget_s, rep, sbuf, rbuf);
     rc = rc < 0 ? rc : wb_comm_check(MPI_Isend(rep, n, MPI_DOUBLE, 0, TAG_REPORT, w, &r), "MPI_Isend (check)");
     rc = rc ? rc : wait_one(&r, t_go + budget_s + timeout_s, 0, "MPI_Isend (check report)");
     free(rep);
@@ -288,7 +288,7 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
 {
     int n = v->nranks, rc = 0;
     MPI_Comm w = wb_comm_world();
-    double t_start = wb_timer_now_s(), deadline = t_start + 0.9 * v->timeout_s;
+    double t_start = wb_timer_now_s(), deadline = t_start + 0.85 * v->timeout_s;
     struct {
         int32_t n;
         uint32_t addr[WB_HOSTFACTS_MAX_ADDRS];
@@ -346,11 +346,11 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
         goto out;
     if (n > 1) {
         double t_go = wb_timer_now_s();
-        rc = exchange(t_go + 0.6 * budget, v->t_recv_s, sbuf, rbuf);
+        rc = exchange(t_go + 0.5 * budget, v->t_recv_s, sbuf, rbuf);
         v->reported[0] = 1;
         rc = rc < 0 ? rc
                     : gather_until(v->t_recv_s, n, MPI_DOUBLE, sizeof(double), TAG_REPORT, v->reported,
-                                   t_go + 0.9 * budget, NULL);
+                                   t_go + 0.7 * budget, NULL);
         if (rc)
             goto out;
         v->exchanged = 1;

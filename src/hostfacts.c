@@ -3,16 +3,26 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <math.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "comm.h"
+
+/* Wireless extensions' "get name", answered only by Wi-Fi interfaces (linux/wireless.h clashes with
+ * net/if.h; struct ifreq is larger than the struct iwreq it takes). */
+#ifndef SIOCGIWNAME
+#define SIOCGIWNAME 0x8B01
+#endif
 
 #ifndef WB_GIT_REV
 #define WB_GIT_REV "unknown"
@@ -137,29 +147,88 @@ static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
     fclose(f);
 }
 
-/* ethernet, wifi, bridge, virtual or loopback, from what sysfs shows of the interface. */
-static const char *iface_kind(const char *iface)
+/* 1 if the fault build reads /sys under WB_SYSFS_ROOT and the tree has rel: a test's fake interface. */
+static int fake_has(const char *rel)
 {
-    char rel[160];
+#ifdef WB_TEST_FAULTS
+    return getenv("WB_SYSFS_ROOT") && sys_exists(rel);
+#else
+    (void)rel;
+    return 0;
+#endif
+}
+
+/* The interface as the kernel sees it in this process's network namespace. /sys shows the
+ * namespace that mounted it, which in a container or an emulated node is often another one, so the
+ * facts come from ioctls on a socket. */
+struct link {
+    int loopback, wifi, mtu, mbps;
+    char driver[32];
+};
+
+static void link_ioctls(const char *iface, struct link *l)
+{
+    memset(l, 0, sizeof *l);
+    l->mtu = l->mbps = -1;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%.*s", (int)sizeof ifr.ifr_name - 1, iface);
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0)
+        l->loopback = (ifr.ifr_flags & IFF_LOOPBACK) != 0;
+    if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+        l->mtu = ifr.ifr_mtu;
+    struct ifreq iw = ifr;
+    l->wifi = ioctl(fd, SIOCGIWNAME, &iw) == 0;
+    struct ethtool_drvinfo drv = {.cmd = ETHTOOL_GDRVINFO};
+    ifr.ifr_data = (char *)&drv;
+    if (ioctl(fd, SIOCETHTOOL, &ifr) == 0)
+        snprintf(l->driver, sizeof l->driver, "%s", drv.driver);
+    /* ETHTOOL_GSET is deprecated but answered by every driver that knows its speed. */
+    struct ethtool_cmd cmd = {.cmd = ETHTOOL_GSET};
+    ifr.ifr_data = (char *)&cmd;
+    if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
+        uint32_t speed = ethtool_cmd_speed(&cmd);
+        l->mbps = speed == 0 || speed == (uint32_t)SPEED_UNKNOWN ? -1 : (int)speed;
+    }
+    close(fd);
+}
+
+/* ethernet, wifi, bridge, virtual or loopback: from a fake sysfs tree in the fault build, else from
+ * the flags, the wireless extensions and the driver's name. */
+static const char *iface_kind(const char *iface, const struct link *l)
+{
+    char rel[64], wifi_rel[80], phy_rel[80], br_rel[80], dev_rel[80];
     if (!*iface)
         return "unknown";
-    snprintf(rel, sizeof rel, "/sys/class/net/%s/type", iface);
-    double type = read_sys_number(rel);
-    if (!strcmp(iface, "lo") || type == 772)
+    snprintf(rel, sizeof rel, "/sys/class/net/%.24s", iface);
+    snprintf(wifi_rel, sizeof wifi_rel, "%s/wireless", rel);
+    snprintf(phy_rel, sizeof phy_rel, "%s/phy80211", rel);
+    snprintf(br_rel, sizeof br_rel, "%s/bridge", rel);
+    snprintf(dev_rel, sizeof dev_rel, "%s/device", rel);
+    if (fake_has(rel)) {
+        if (!strcmp(iface, "lo"))
+            return "loopback";
+        if (sys_exists(wifi_rel) || sys_exists(phy_rel))
+            return "wifi";
+        if (sys_exists(br_rel))
+            return "bridge";
+        return sys_exists(dev_rel) ? "ethernet" : "virtual";
+    }
+    if (l->loopback || !strcmp(iface, "lo"))
         return "loopback";
-    snprintf(rel, sizeof rel, "/sys/class/net/%s/wireless", iface);
-    int wifi = sys_exists(rel);
-    snprintf(rel, sizeof rel, "/sys/class/net/%s/phy80211", iface);
-    if (wifi || sys_exists(rel))
+    if (l->wifi)
         return "wifi";
-    snprintf(rel, sizeof rel, "/sys/class/net/%s/bridge", iface);
-    if (sys_exists(rel))
+    if (!strcmp(l->driver, "bridge"))
         return "bridge";
-    snprintf(rel, sizeof rel, "/sys/class/net/%s/device", iface);
-    if (sys_exists(rel))
-        return "ethernet";
-    /* veth, tun, docker's and VPN interfaces have no device behind them. */
-    return isnan(type) ? "unknown" : "virtual";
+    static const char *const virtual_drivers[] = {"veth", "tun", "vxlan", "dummy", "wireguard", "macvlan",
+                                                   "ipvlan", "vrf", "openvswitch", "ifb", NULL};
+    for (int i = 0; virtual_drivers[i]; i++)
+        if (!strcmp(l->driver, virtual_drivers[i]))
+            return "virtual";
+    return *l->driver ? "ethernet" : "unknown";
 }
 
 void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const char *fftw, const char *hdf5)
@@ -170,15 +239,22 @@ void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const cha
     if (read_sys_line("/sys/firmware/devicetree/base/model", h->model, sizeof h->model) != 0)
         read_sys_line("/sys/class/dmi/id/product_name", h->model, sizeof h->model);
     route_iface(root, n, h->iface, sizeof h->iface);
-    snprintf(h->iface_kind, sizeof h->iface_kind, "%s", iface_kind(h->iface));
+    struct link l;
+    link_ioctls(h->iface, &l);
+    snprintf(h->iface_kind, sizeof h->iface_kind, "%s", iface_kind(h->iface, &l));
+    h->link_mbps = l.mbps;
+    h->mtu = l.mtu;
     char rel[160];
     snprintf(rel, sizeof rel, "/sys/class/net/%s/speed", h->iface);
-    double mbps = *h->iface ? read_sys_number(rel) : NAN;
-    /* A link that is down or virtual without a speed reads -1 or fails (EINVAL). */
-    h->link_mbps = isnan(mbps) || mbps <= 0 ? -1 : (int32_t)mbps;
+    if (*h->iface && fake_has(rel)) {
+        double mbps = read_sys_number(rel);
+        h->link_mbps = isnan(mbps) || mbps <= 0 ? -1 : (int32_t)mbps;
+    }
     snprintf(rel, sizeof rel, "/sys/class/net/%s/mtu", h->iface);
-    double mtu = *h->iface ? read_sys_number(rel) : NAN;
-    h->mtu = isnan(mtu) ? -1 : (int32_t)mtu;
+    if (*h->iface && fake_has(rel)) {
+        double mtu = read_sys_number(rel);
+        h->mtu = isnan(mtu) ? -1 : (int32_t)mtu;
+    }
     snprintf(h->git_rev, sizeof h->git_rev, "%s", WB_GIT_REV);
 #ifdef WB_TEST_FAULTS
     /* Test-only: WB_FAULT_GIT_REV=R:REV makes rank R (as the launcher numbers it) a stand-in for a node
