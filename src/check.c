@@ -308,9 +308,12 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
     if (rc)
         goto out;
     for (int q = 0; q < n; q++) {
-        v->node[q] = q;
+        /* A rank that did not answer has no host to count. */
+        v->node[q] = v->answered[q] ? q : -1;
+        if (!v->answered[q])
+            continue;
         for (int p = 0; p < q; p++)
-            if (v->answered[q] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
+            if (v->answered[p] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
                 v->node[q] = v->node[p];
                 break;
             }
