@@ -168,15 +168,17 @@ static int exchange(double deadline_s, double *t_recv, char *sbuf, char *rbuf)
 }
 
 #ifdef WB_TEST_FAULTS
-/* Test-only: WB_FAULT_CHECK_STOP_RANK=R stops rank R (SIGSTOP) as the exchange begins. */
-static void fault_stop(void)
+/* Test-only: WB_FAULT_CHECK_STOP_RANK=R stops rank R (SIGSTOP) as the exchange begins, R:facts before
+ * it sends its facts. */
+static void fault_stop(const char *phase)
 {
     const char *v = getenv("WB_FAULT_CHECK_STOP_RANK");
-    if (v && atoi(v) == wb_comm_rank())
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (v && atoi(v) == wb_comm_rank() && !strcmp(colon ? colon + 1 : "exchange", phase))
         raise(SIGSTOP);
 }
 #else
-static void fault_stop(void) {}
+static void fault_stop(const char *phase) { (void)phase; }
 #endif
 
 /* A peer's side: answer each of rank 0's steps within the deadline, or stop the job. */
@@ -196,6 +198,7 @@ static int run_peer(double timeout_s, char *sbuf, char *rbuf)
     if (rc < 0)
         return rc;
     struct wb_check_fact f;
+    fault_stop("facts");
     read_fact(&f, root.addr, root.n);
     rc = wb_comm_check(MPI_Isend(&f, sizeof f, MPI_BYTE, 0, TAG_FACT, w, &r), "MPI_Isend (check facts)");
     rc = rc ? rc : wait_one(&r, t_start + timeout_s, 0, "MPI_Isend (check facts)");
@@ -215,7 +218,7 @@ static int run_peer(double timeout_s, char *sbuf, char *rbuf)
     if (rc < 0)
         return rc;
     double t_go = wb_timer_now_s();
-    fault_stop();
+    fault_stop("exchange");
     int n = wb_comm_size();
     double *rep = calloc((size_t)n, sizeof *rep);
     if (!rep)

@@ -116,6 +116,17 @@ def test_a_rank_stopped_during_the_exchange_is_named_and_the_job_ends_within_the
     assert took < 15, took
 
 
+def test_a_rank_that_never_sends_its_facts_is_named_after_the_timeout():
+    t0 = time.monotonic()
+    r = run_faults(3, "check", "--timeout", "4", env={"WB_FAULT_CHECK_STOP_RANK": "1:facts"}, timeout=40)
+    took = time.monotonic() - t0
+    assert r.returncode != 0 and (MPI_IMPL != "openmpi" or r.returncode == 1), r.stdout + r.stderr
+    level, text = verdicts(r.stdout)["answer"][0]
+    assert level == "fail" and "with its facts within 4 s from rank 1" in text, r.stdout
+    assert "2 ranks on 1 node answered (of 3)" in r.stdout
+    assert took < 15, took
+
+
 @pytest.mark.parametrize("args, want", [
     (("--bogus",), "unknown option '--bogus'"),
     (("--timeout", "0"), "--timeout"),
