@@ -36,7 +36,8 @@ const struct wb_optdef wb_check_optdefs[] = {
      "the folder of -o, else results/"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
-const char wb_check_summary[] = "whether every node is ready: versions, governor, throttling, memory, clock, link";
+const char wb_check_summary[] =
+    "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
 
 void wb_check_defaults(struct wb_options *o) { memset(&o->check, 0, sizeof o->check); }
 
