@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, plots, scaling, stats, tables
+from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, plots, readiness, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
@@ -399,7 +399,7 @@ def _run_notices(rep: Report, ctx: Context, run: Run) -> None:
     if auto:
         rep.warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
-    for line in health.point_warnings(run.path):
+    for line in health.point_warnings(run.path) + readiness.run_warnings(run.path):
         rep.warnings.append(f"{tag}: {line}")
     hot = ctx.throttled(run)
     if hot:
@@ -436,6 +436,8 @@ def _fft_section(rep: Report, ctx: Context) -> None:
     sec.table(tables.phase_stack(all_stats, _overlaps(ctx)))
     sec.table(tables.fft_points(all_stats))
     for run in ctx.runs:
+        if (plan := readiness.planning_line(run.path)):
+            sec.para(f"{run.name}: {plan}.")
         usable = [s for s in ctx.stats[run.name] if s.usable]
         if not usable:
             continue

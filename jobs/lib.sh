@@ -51,6 +51,22 @@ wb_check_sub() {
     wb_bad_usage "unknown wulfbench subcommand '$sub' ($(printf '%s, ' "$@" | sed 's/, $//'))"
 }
 
+# wb_preflight RESULTS LAUNCH...: run 'LAUNCH check --results RESULTS' (LAUNCH: the launcher and the
+# binary) before any result file exists; a failure stops the job with check's exit status. WB_CHECK=0
+# skips it; WB_CHECK_ARGS adds options (e.g. --strict). See docs/check.md.
+wb_preflight() {
+    local results=$1 rc=0
+    shift
+    [[ ${WB_CHECK:-1} == 0 ]] && return 0
+    local -a more=()
+    read -ra more <<<"${WB_CHECK_ARGS:-}"
+    echo "$wb_name: $(printf '%q ' "$@" check --results "$results" "${more[@]}")"
+    "$@" check --results "$results" "${more[@]}" </dev/null || rc=$?
+    ((rc == 0)) && return 0
+    echo "$wb_name: wulfbench check failed (exit $rc): fix what it names above, or set WB_CHECK=0 to skip it" >&2
+    exit "$rc"
+}
+
 # wb_scan_opts ARGS...: sets wb_has_out and wb_has_label from wulfbench options.
 wb_scan_opts() {
     local a

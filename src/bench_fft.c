@@ -61,6 +61,7 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (rc == 0 && c->paired && c->rank == 0 && !(pr->alone_res = wb_fft_alloc((size_t)pr->l.res_total)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for rank 0's own results (--paired-baseline)");
     /* Plans are made before timing, once per length, and reused by every repetition. */
+    double t_plan0 = wb_timer_now_s();
     if (rc == 0)
         rc = wb_fftb_share_plans(c, &pr->l);
     if (rc == 0) {
@@ -73,6 +74,7 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
                 rc = wb_fftb_kernel_for(c, pr->l.units[u].n, &k);
         }
     }
+    pr->m.t_plan_s = wb_timer_now_s() - t_plan0;
     return wb_comm_agree(rc);
 }
 

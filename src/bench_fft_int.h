@@ -143,6 +143,7 @@ struct wb_fftb_measured {
     int64_t units;                   /* transforms this rank did in the last repetition */
     int64_t bytes_in, bytes_out;     /* samples it received, results it sent */
     double flops;
+    double t_plan_s;                 /* this rank's FFTW planning for the point (0 when reused) */
 };
 
 /* bench_fft_layout.c: units, blocks and regions; all local and pure. */

@@ -202,6 +202,9 @@ static int write_counts(struct point_out *w, int rc)
     double flops = w->m->flops;
     snprintf(d, sizeof d, "%s/flops", w->g);
     rc = rc ? rc : wb_results_write_per_rank_f64(res, d, &flops, 1, "flop");
+    double t_plan = w->m->t_plan_s;
+    snprintf(d, sizeof d, "%s/t_plan", w->g);
+    rc = rc ? rc : wb_results_write_per_rank_f64(res, d, &t_plan, 1, "s");
     int src = wb_comm_sum_f64(flops, &w->total_flops);
     return rc ? rc : src;
 }

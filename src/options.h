@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "options_dfft.h"
 #include "options_fft.h"
 #include "options_load.h"
@@ -42,6 +43,7 @@ struct wb_options {
     struct wb_transfer_opts transfer;
     struct wb_load_opts load;
     struct wb_dfft_opts dfft;
+    struct wb_check_opts check;
     char command_line[4096];
 };
 

@@ -12,6 +12,7 @@
 
 #include "comm.h"
 #include "error.h"
+#include "hostfacts.h"
 
 #ifndef WB_VERSION
 #define WB_VERSION "unknown"
@@ -329,6 +330,7 @@ static hid_t host_type(void)
     H5Tinsert(t, "temp_c_start", HOFFSET(struct wb_host, temp_c_start), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "temp_c_end", HOFFSET(struct wb_host, temp_c_end), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "throttled", HOFFSET(struct wb_host, throttled), H5T_NATIVE_INT32);
+    wb_results_host_facts_type(t);
     H5Tclose(name_t);
     H5Tclose(cpu_t);
     return t;
@@ -354,11 +356,14 @@ static int write_hosts(struct wb_results *r)
 }
 
 /* Every rank's host facts, gathered on rank 0. Collective. */
-static int gather_hosts(struct wb_results *r)
+static int gather_hosts(struct wb_results *r, const struct wb_run_info *info)
 {
     struct wb_host me;
     wb_sysinfo_read(&me);
     me.rank = r->rank;
+    int frc = wb_hostfacts_fill(&me, info->fftw_version, wb_results_hdf5_version());
+    if (frc)
+        return frc;
     int *node = calloc((size_t)r->nranks, sizeof *node);
     if (!node)
         return wb_error_set(WB_ENOMEM, "out of memory for the host table");
@@ -447,7 +452,7 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
         wb_results_unlock();
     }
     rc = wb_comm_agree(rc);
-    int nnodes = rc ? rc : gather_hosts(r);
+    int nnodes = rc ? rc : gather_hosts(r, info);
     if (nnodes < 0)
         rc = nnodes;
     if (rc == 0)

@@ -1,6 +1,6 @@
 /* results internals, shared by results.c (groups, datasets, attributes, open and close) and
- * results_file.c (creating the file safely, a full disk, the lock the watchdog thread shares).
- * These two are the only files that include hdf5.h. */
+ * results_file.c (creating the file safely, a full disk, the lock the watchdog thread shares) and
+ * results_hosts.c (the /hosts columns of hostfacts). These are the only files that include hdf5.h. */
 #ifndef WB_RESULTS_INT_H
 #define WB_RESULTS_INT_H
 
@@ -48,5 +48,8 @@ void wb_results_freeze(struct wb_results *r);
 
 /* Allocate the file's blocks up to its end of allocation, so a full disk fails before a flush. */
 int wb_results_reserve(struct wb_results *r);
+
+/* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
+void wb_results_host_facts_type(hid_t t);
 
 #endif

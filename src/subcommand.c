@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "check.h"
 #include "comm.h"
 #include "error.h"
 #include "options.h"
@@ -93,6 +94,8 @@ const struct wb_subcommand wb_subcommands[] = {
      NULL, NULL, suite_run, 1, 0, NULL},
     {"info", "what wulfbench detects: ranks, nodes, hosts, versions, timer", NULL, NULL, NULL, NULL, NULL, NULL,
      wb_info_run, 0, 0, NULL},
+    {"check", wb_check_summary, wb_check_optdefs, wb_check_defaults, wb_check_set, wb_check_validate, NULL, NULL,
+     wb_check_run, 0, 0, NULL},
 };
 const int wb_nsubcommands = (int)(sizeof wb_subcommands / sizeof wb_subcommands[0]);
 

@@ -17,6 +17,18 @@ struct wb_host {
     double temp_c_start;    /* SoC/package temperature at start, NaN if unknown */
     double temp_c_end;
     int32_t throttled;      /* 1 throttled now or since boot (Pi firmware), 0 not, -1 unknown */
+    /* Filled by wb_hostfacts_read (hostfacts.h); "" or -1 where unknown. */
+    char governor[24];      /* cpufreq scaling governor of CPU 0 */
+    double freq_min_mhz, freq_max_mhz; /* CPU 0's hardware frequency range, NaN if unknown */
+    char iface[24];         /* the interface carrying traffic to rank 0's address ("lo" on its host) */
+    char iface_kind[12];    /* ethernet, wifi, bridge, virtual, loopback, unknown */
+    int32_t link_mbps;      /* the interface's link speed in Mbit/s, -1 unknown */
+    int32_t mtu;            /* bytes, -1 unknown */
+    char git_rev[24];       /* this binary's build */
+    char mpi_library[96];   /* first line of MPI_Get_library_version */
+    char fftw_version[32];
+    char hdf5_version[16];
+    char model[96];         /* board or instance type (device tree model, else DMI product name) */
 };
 
 /* out[cap] = rel under the real root, or in the fault build under $WB_SYSFS_ROOT. Local. */

@@ -38,7 +38,9 @@ through the launch agent (ssh -o BatchMode=yes -o ConnectTimeout=S
 -o StrictHostKeyChecking=accept-new, or the agent given) and that the
 binary exists at the same path on every node. Hosts that are this machine
 (localhost, its names and addresses) are not contacted: mpirun does not
-ssh to them either.
+ssh to them either. Then 'wulfbench check' runs across the hostfile
+(versions, CPU governor, throttling, memory, clock, links; docs/check.md):
+a failure stops the study before any result file is made.
 A bad argument or a failed check prints one line, exits non-zero and leaves
 nothing behind. If a step fails, the others still run; the exit status is
 then 1.
@@ -71,7 +73,7 @@ Options:
                         extra options for the transfer step, e.g. "-m 1:1M"
       --load-opts STR   extra options for the load step
       --mpirun-arg ARG  one extra argument for mpirun; repeatable
-      --check           run the checks, then stop
+      --check           run the checks (ssh, binary, then 'wulfbench check'), then stop
       --no-check        skip the host checks (not the argument checks)
       --dry-run         print the commands instead of running them
   -h, --help            this text
@@ -230,7 +232,6 @@ if ((check)); then
     check_hosts
     ((dry_run)) || echo "study: ${#hosts[@]} host(s) answer and have $bin"
 fi
-((check_only)) && exit 0
 
 mpi_base=("$mpirun_cmd")
 [[ $(basename "${agent_cmd[0]}") != ssh ]] && mpi_base+=(--mca plm_rsh_agent "$agent")
@@ -239,6 +240,18 @@ if [[ $(id -u) -eq 0 ]]; then
     mpi_base+=(-x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 fi
 mpi_base+=("${mpirun_args[@]}")
+
+# Every node's readiness (versions, governor, link, clock) before any result file exists.
+check_cmd=("${mpi_base[@]}" --hostfile "$hostfile")
+[[ -n $np ]] && check_cmd+=(-np "$np")
+check_cmd+=("$bin")
+if ((check && dry_run)); then
+    printf '%q ' "${check_cmd[@]}" check --results "$results"
+    echo
+elif ((check)); then
+    wb_name=study wb_preflight "$results" "${check_cmd[@]}"
+fi
+((check_only)) && exit 0
 
 stamp=$wb_run_stamp
 log=$results/${safe_label}_${stamp}.log
