@@ -20,6 +20,7 @@
 #include "comm.h"
 #include "error.h"
 #include "fft.h"
+#include "netstat.h"
 #include "options.h"
 #include "report.h"
 #include "results.h"
@@ -542,6 +543,8 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
         if ((rc = wb_comm_bcast(&order, sizeof order, 0)) || !order.go)
             break;
         struct wb_load_step s;
+        struct wb_netstat net;
+        wb_netstat_begin(&net);
         rc = run_step(&c, &order, index, &s);
         if (c.rank == 0 && rc == WB_ETIMEOUT && s.stopped_worker > 0)
             return keep_stopped_step(&c, res, &s, stats, nsteps);
@@ -567,7 +570,10 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             if (src == 0)
                 print_row(t, st);
         }
-        rc = wb_load_write_step(res, &c, &s, st);
+        char g[32];
+        snprintf(g, sizeof g, "/load/s%03d", s.index);
+        rc = wb_netstat_end(&net, res, g);
+        rc = rc ? rc : wb_load_write_step(res, &c, &s, st);
         free_recs(&s);
         if (rc || (rc = wb_comm_agree(src)))
             break;
