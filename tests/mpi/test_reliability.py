@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -212,6 +213,8 @@ def test_a_stall_ends_the_run_without_timeout(tmp_path):
     assert time.time() - t0 < 20
     lines = error_lines(err)
     assert len(lines) == 1 and "--stall-timeout" in lines[0] and "rank 1" in lines[0], err
+    # The silent rank is named with its node, as a heartbeat carried it.
+    assert f"from rank 1 ({socket.gethostname()})" in lines[0], err
     with h5py.File(out, "r") as f:
         assert f.attrs["status"] == "timeout" and f.attrs["points_completed"] >= 1
 
