@@ -21,6 +21,7 @@
 
 #include "comm.h"
 #include "error.h"
+#include "exitnote.h"
 #include "results.h"
 
 #define MAX_ADDRS 8
@@ -172,6 +173,7 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     else
         snprintf(file, sizeof file, "no result file was open");
     say("wulfbench: error: %s%s%s; %s", why, *ranks ? "; " : "", ranks, file);
+    wb_exitnote_write(exit_status, status);
     _exit(exit_status);
 }
 
