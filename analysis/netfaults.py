@@ -14,6 +14,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from . import tables
+
 RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
 GROUPS = ("fft", "dfft", "transfer", "load")
 DROPS = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
@@ -152,3 +154,46 @@ def link_retrans(path: Path) -> tuple[str, np.ndarray] | None:
     m = np.maximum.outer(per_rank, per_rank)  # NaN where either end is unknown
     np.fill_diagonal(m, np.nan)
     return test, m
+
+
+def link_table(run, test: str, m: np.ndarray):
+    """The per-link retransmission figure beside the all-pairs maps, one row per ordered pair."""
+    rows = [{"run": run.name, "sender": run.rank_label(s), "receiver": run.rank_label(r),
+             "retrans": float(m[s, r])}
+            for s in range(m.shape[0]) for r in range(m.shape[1]) if s != r]
+    cols = [tables.Column("run", "run"), tables.Column("sender", "sender"),
+            tables.Column("receiver", "receiver"), tables.Column("retrans", f"retransmitted ({test})", "pct")]
+    return tables.Table(f"transfer_link_retrans_{tables._slug(run.name)}",
+                        f"Retransmissions per link: {run.name}", cols, rows,
+                        note="Share of TCP segments retransmitted during the map test, the larger of the "
+                             "link's two nodes (a node's counters cover all its links). Above "
+                             f"{100 * RETRANS_WARN:.1f} % the link or a switch port loses frames.")
+
+
+def load_cause(path: Path, steps) -> str:
+    """"; with loss: ..." when the first unhealthy load step (steps: derive.LoadStepStats in load
+    order) had a node retransmitting more than RETRANS_WARN of its segments, more than at every
+    healthy step before it; "" otherwise (no net data, no failing step, or no rise)."""
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        return ""
+    with f:
+        rows = read(f)
+    worst: dict[str, NodeNet] = {}
+    for n in rows:
+        if n.point.startswith("load/") and np.isfinite(n.rate):
+            sid = n.point[len("load/"):]
+            if sid not in worst or n.rate > worst[sid].rate:
+                worst[sid] = n
+    ordered = sorted(steps, key=lambda s: s.load)
+    fail = next((s for s in ordered if not s.healthy), None)
+    if fail is None or fail.step.id not in worst:
+        return ""
+    bad = worst[fail.step.id]
+    before = [worst[s.step.id].rate for s in ordered if s.healthy and s.load < fail.load and s.step.id in worst]
+    if bad.rate <= RETRANS_WARN or (before and bad.rate <= max(before)):
+        return ""
+    was = f" ({100 * max(before):.1f}% at most at the healthy steps before)" if before else ""
+    return (f"; with loss: {bad.host} retransmitted {100 * bad.rate:.1f}% of its TCP segments during "
+            f"{fail.step.id}{was}, so the network, not the nodes' compute, is the likely cause")
