@@ -39,6 +39,11 @@ class NodeNet:
         return self.retrans / self.sent if self.retrans >= 0 and self.sent > 0 else float("nan")
 
 
+def pct(share: float) -> str:
+    """A share as a percentage with two significant places near the threshold: 2.1%, 0.23%."""
+    return f"{100 * share:.2f}%" if share < 0.01 else f"{100 * share:.1f}%"
+
+
 def _text(value: object) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
@@ -117,7 +122,7 @@ def warnings(path: Path) -> list[str]:
     for n in rows:
         if not np.isfinite(n.rate) or n.rate <= RETRANS_WARN:
             continue
-        line = f"{n.host}: {100 * n.rate:.1f}% of segments retransmitted during {n.point}"
+        line = f"{n.host}: {pct(n.rate)} of segments retransmitted during {n.point}"
         line += f" ({n.retrans} of {n.sent})"
         # The pingpong ranks of this node (the leader speaks for all ranks of its node).
         mine = [t for r, t in tail.items() if node.get(r, r) == node.get(n.rank, n.rank)]
@@ -167,7 +172,8 @@ def link_table(run, test: str, m: np.ndarray):
                         f"Retransmissions per link: {run.name}", cols, rows,
                         note="Share of TCP segments retransmitted during the map test, the larger of the "
                              "link's two nodes (a node's counters cover all its links). Above "
-                             f"{100 * RETRANS_WARN:.1f} % the link or a switch port loses frames.")
+                             f"{pct(RETRANS_WARN)} the link or a switch port loses frames (counted by the "
+                             "sending node: a node's bad link also shows on the nodes that send to it).")
 
 
 def load_cause(path: Path, steps) -> str:
@@ -194,6 +200,6 @@ def load_cause(path: Path, steps) -> str:
     before = [worst[s.step.id].rate for s in ordered if s.healthy and s.load < fail.load and s.step.id in worst]
     if bad.rate <= RETRANS_WARN or (before and bad.rate <= max(before)):
         return ""
-    was = f" ({100 * max(before):.1f}% at most at the healthy steps before)" if before else ""
-    return (f"; with loss: {bad.host} retransmitted {100 * bad.rate:.1f}% of its TCP segments during "
+    was = f" ({pct(max(before))} at most at the healthy steps before)" if before else ""
+    return (f"; with loss: {bad.host} retransmitted {pct(bad.rate)} of its TCP segments during "
             f"{fail.step.id}{was}, so the network, not the nodes' compute, is the likely cause")
