@@ -23,8 +23,9 @@ the same mpirun line through wb_launch and 'cluster exec pi1'. Needs root. Print
 "N passed, N failed" last; exits 1 if anything failed.
 
 Environment:
-  WB_BIN   wulfbench binary (default: build/wulfbench)
-  PYTHON   Python with h5py (default: /usr/bin/python3)
+  WB_BIN      wulfbench binary (default: build/wulfbench)
+  WB_CLUSTER  the cluster script (default: jobs/emulate/cluster)
+  PYTHON      Python with h5py (default: /usr/bin/python3)
 EOF
 }
 case ${1:-} in
@@ -34,7 +35,7 @@ case ${1:-} in
 esac
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cluster=$repo/jobs/emulate/cluster
+cluster=${WB_CLUSTER:-$repo/jobs/emulate/cluster}
 bin=${WB_BIN:-$repo/build/wulfbench}
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
