@@ -13,7 +13,7 @@ and once the first point is in the file take pi3's link down for 60 s
 (ip netns exec pi3 ip link set eth0 down, then up). Checks: the launcher returns 4 within 30 s
 of the fault, with no backtrace; the error line names pi3 with its rank; the result file is
 closed as 'timeout' and every point in it reads; no wulfbench rank is left 35 s after the fault,
-and no process at all (daemon or rank) in any node once the link is back. Then takes the
+and no process at all (daemon or rank) in any node within 150 s of the link coming back. Then takes the
 cluster down. Run it under the cluster lock:
 
   flock /tmp/wb-cluster.lock bash tests/cluster/netfault.sh
@@ -158,13 +158,23 @@ if [[ -z $left ]]; then pass "no wulfbench rank left 35 s after the fault"; else
 
 wait "$up_pid" 2>/dev/null
 up_pid=""
-sleep 10
-left=""
-for n in pi1 pi2 pi3 pi4; do
-    p=$(node_procs "$n")
-    [[ -z $p ]] || left+="$n: $p "
+# The cut-off node's daemon learns that mpirun is gone from pi1's next TCP retransmission, which
+# backs off while the link is down (about 50 s apart after a minute): allow 150 s.
+t_up=$SECONDS
+while :; do
+    left=""
+    for n in pi1 pi2 pi3 pi4; do
+        p=$(node_procs "$n")
+        [[ -z $p ]] || left+="$n: $p "
+    done
+    [[ -z $left ]] || ((SECONDS - t_up >= 150)) || { sleep 1; continue; }
+    break
 done
-if [[ -z $left ]]; then pass "no process left in any node 10 s after the link came back"; else fail "left: $left"; fi
+if [[ -z $left ]]; then
+    pass "no process left in any node $((SECONDS - t_up)) s after the link came back"
+else
+    fail "left 150 s after the link came back: $left"
+fi
 
 "$cluster" down >/dev/null 2>&1 || fail "cluster down"
 finish
