@@ -157,8 +157,13 @@ wb_sweep() {
 # (SIGKILL: a second SIGTERM makes mpirun print a backtrace), with one line on stderr. Returns rank 0's
 # exit status then, else the launcher's own.
 wb_launch() {
-    local note pid rc=0 code status t_note="" grace=${WB_LAUNCH_GRACE:-5}
+    local note pid rc=0 code status t_note="" grace=${WB_LAUNCH_GRACE:-5} old_int killed=0
     note=$(mktemp "${TMPDIR:-/tmp}/wb-exit.XXXXXX") || wb_die "cannot create a temporary file in ${TMPDIR:-/tmp}"
+    # A Ctrl-C reaches the launcher from the terminal; like a foreground launcher, let it finish,
+    # then give the caller the interrupt.
+    old_int=$(trap -p INT)
+    wb_launch_int=0
+    trap 'wb_launch_int=1' INT
     WB_EXIT_NOTE=$note "$@" &
     pid=$!
     while kill -0 "$pid" 2>/dev/null; do
@@ -174,13 +179,15 @@ wb_launch() {
                     "exit $code): it waits for a node it cannot reach, so it was stopped (docs/network-faults.md)" >&2
                 kill -KILL "$pid" 2>/dev/null || true
                 wait "$pid" 2>/dev/null || true
-                rm -f "$note"
-                return "${code:-1}"
+                rc=${code:-1} killed=1
+                break
             fi
         fi
         sleep 0.5
     done
-    wait "$pid" || rc=$?
+    ((killed)) || wait "$pid" || rc=$?
     rm -f "$note"
+    if [[ -n $old_int ]]; then eval "$old_int"; else trap - INT; fi
+    ((wb_launch_int == 0)) || kill -INT $$
     return "$rc"
 }
