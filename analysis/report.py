@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, plots, readiness, scaling, stats, tables
+from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, netfaults, plots, readiness, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
@@ -399,7 +399,7 @@ def _run_notices(rep: Report, ctx: Context, run: Run) -> None:
     if auto:
         rep.warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
-    for line in health.point_warnings(run.path) + readiness.run_warnings(run.path):
+    for line in health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path):
         rep.warnings.append(f"{tag}: {line}")
     hot = ctx.throttled(run)
     if hot:
@@ -776,6 +776,8 @@ def _transfer_section(rep: Report, ctx: Context) -> None:
         if not maps:
             continue
         sec.figure(plots.link_maps(run, maps, rep.outdir))
+        if (lr := netfaults.link_retrans(run.path)) is not None:
+            sec.table(netfaults.link_table(run, *lr))
         slow = tables.link_maps(run, maps)
         if slow.rows:
             sec.table(slow)
@@ -926,8 +928,8 @@ def _load_section(rep: Report, ctx: Context) -> None:
     sats = [(r, s) for r, _st, s in ctx.loads if s is not None]
     if sats:
         sec.table(tables.saturation(sats))
-        for run, s in sats:
-            rep.find(run.name, _saturation_text(s) + f" [{s.source}].")
+        for run, st, s in (x for x in ctx.loads if x[2] is not None):
+            rep.find(run.name, _saturation_text(s) + netfaults.load_cause(run.path, st) + f" [{s.source}].")
 
 
 def _saturation_text(s: derive.Saturation) -> str:

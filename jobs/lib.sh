@@ -155,7 +155,7 @@ wb_sweep() {
         wb_step_cmd "$n" "$out" "$(wb_label "$stem" "$n" "$sub" "$job")"
         echo "$wb_name: [$n nodes] $(printf '%q ' "${cmd[@]}")"
         rc=0
-        "${cmd[@]}" || rc=$?
+        wb_launch "${cmd[@]}" || rc=$?
         if ((rc != 0)); then
             echo "$wb_name: [$n nodes] failed with exit status $rc" >&2
             failed+=("$n")
@@ -163,4 +163,47 @@ wb_sweep() {
     done
     ((${#failed[@]} == 0)) || wb_die "steps failed: ${failed[*]} node(s)"
     echo "$wb_name: done; results in $(wb_results_name "$results" "$stem" '*' "$sub" "$job")"
+}
+
+# wb_launch CMD...: run a launcher command line (mpirun, mpiexec, srun) so that it returns soon after
+# wulfbench has ended the run itself. A launcher whose node was cut off waits for that node's
+# daemon to confirm the kill, for as long as TCP retries (about 15 min): when rank 0's watchdog ends a
+# run it writes "EXIT STATUS" to $WB_EXIT_NOTE (a fresh file here, exported; give Open MPI's mpirun
+# -x WB_EXIT_NOTE), and a launcher still running WB_LAUNCH_GRACE seconds (default 5) later is killed
+# (SIGKILL: a second SIGTERM makes mpirun print a backtrace), with one line on stderr. Returns rank 0's
+# exit status then, else the launcher's own.
+wb_launch() {
+    local note pid rc=0 code status t_note="" grace=${WB_LAUNCH_GRACE:-5} old_int killed=0
+    note=$(mktemp "${TMPDIR:-/tmp}/wb-exit.XXXXXX") || wb_die "cannot create a temporary file in ${TMPDIR:-/tmp}"
+    # A Ctrl-C reaches the launcher from the terminal; like a foreground launcher, let it finish,
+    # then give the caller the interrupt.
+    old_int=$(trap -p INT)
+    wb_launch_int=0
+    trap 'wb_launch_int=1' INT
+    WB_EXIT_NOTE=$note "$@" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        if [[ -s $note ]]; then
+            [[ -n $t_note ]] || t_note=$SECONDS
+            if ((SECONDS - t_note >= grace)); then
+                read -r code status <"$note" || true
+                local a who=$1
+                for a in "$@"; do
+                    case ${a##*/} in mpirun | mpiexec* | srun | orterun | prun) who=${a##*/}; break ;; esac
+                done
+                echo "$wb_name: $who had not returned ${grace} s after wulfbench ended the run (status $status," \
+                    "exit $code): it waits for a node it cannot reach, so it was stopped (docs/network-faults.md)" >&2
+                kill -KILL "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
+                rc=${code:-1} killed=1
+                break
+            fi
+        fi
+        sleep 0.5
+    done
+    ((killed)) || wait "$pid" || rc=$?
+    rm -f "$note"
+    if [[ -n $old_int ]]; then eval "$old_int"; else trap - INT; fi
+    ((wb_launch_int == 0)) || kill -INT $$
+    return "$rc"
 }

@@ -11,6 +11,7 @@
 #include "fft.h"
 #include "fft_mpi.h"
 #include "fft_wisdom.h"
+#include "netstat.h"
 #include "options.h"
 #include "power.h"
 #include "report.h"
@@ -275,6 +276,8 @@ static int run_point(const struct dctx *c, int point)
 {
     int64_t n[3];
     struct wb_fftmpi_layout l;
+    struct wb_netstat net;
+    wb_netstat_begin(&net);
     wb_dfft_opts_point(c->d, point, n);
     int rc = wb_fftmpi_layout(&l, c->d->dims, n, c->d->kind, c->d->precision, c->d->transposed_out, c->comm);
     struct wb_fftmpi *p = NULL;
@@ -294,6 +297,9 @@ static int run_point(const struct dctx *c, int point)
     rc = rc ? rc : summarise(c, &l, &r);
     rc = rc ? rc : verify(c, point, p, &l, saved, &r);
     wb_report_progress_end();
+    char g[32];
+    snprintf(g, sizeof g, "/dfft/p%03d", point);
+    rc = rc ? rc : wb_netstat_end(&net, c->res, g);
     rc = rc ? rc : write_point(c, point, &l, &r);
     if (rc == 0)
         print_row(point, &l, &r, c->nranks);

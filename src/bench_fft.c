@@ -13,6 +13,7 @@
 #include "fft.h"
 #include "fft_wisdom.h"
 #include "health.h"
+#include "netstat.h"
 #include "options.h"
 #include "power.h"
 #include "report.h"
@@ -251,6 +252,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     pr.alone = paired && c->rank == 0 ? calloc((size_t)pr.cap, sizeof *pr.alone) : NULL;
     struct wb_health *health = NULL;
     wb_health_begin(&health);
+    struct wb_netstat net;
+    wb_netstat_begin(&net);
     int rc = prepare_point(c, p, &pr);
     if (rc == 0 && paired && c->rank == 0 && !pr.alone)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
@@ -283,6 +286,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     char group[32];
     snprintf(group, sizeof group, "/fft/p%03d", id);
     int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
+    rc = rc ? rc : hrc;
+    hrc = wb_netstat_end(&net, rc == 0 && done > 0 ? c->res : NULL, group);
     rc = rc ? rc : hrc;
     if (rc == 0 && done > 0) {
         check_alone(c, &pr, &v);

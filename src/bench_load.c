@@ -20,6 +20,7 @@
 #include "comm.h"
 #include "error.h"
 #include "fft.h"
+#include "netstat.h"
 #include "options.h"
 #include "power.h"
 #include "report.h"
@@ -544,6 +545,8 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             break;
         struct wb_load_step s;
         wb_power_rep_begin(WB_POWER_MAIN);
+        struct wb_netstat net;
+        wb_netstat_begin(&net);
         rc = run_step(&c, &order, index, &s);
         wb_power_rep_end(WB_POWER_MAIN);
         wb_power_rep_keep(WB_POWER_MAIN);
@@ -571,7 +574,10 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             if (src == 0)
                 print_row(t, st);
         }
-        rc = wb_load_write_step(res, &c, &s, st);
+        char g[32];
+        snprintf(g, sizeof g, "/load/s%03d", s.index);
+        rc = wb_netstat_end(&net, res, g);
+        rc = rc ? rc : wb_load_write_step(res, &c, &s, st);
         free_recs(&s);
         if (rc || (rc = wb_comm_agree(src)))
             break;

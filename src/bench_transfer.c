@@ -392,6 +392,10 @@ static int finish_test(struct wb_transfer_run *r, struct wb_transfer_test_run *t
         if (map && !tr->shifted && !r->seq_bw && (r->seq_bw = malloc((size_t)r->nranks * r->nranks * sizeof(double))))
             memcpy(r->seq_bw, sm.bw_m, (size_t)r->nranks * r->nranks * sizeof(double));
     }
+    char g[64];
+    snprintf(g, sizeof g, "/transfer/%s", tr->shifted ? "pairs_shift" : wb_transfer_test_name(tr->test));
+    if (rc == 0)
+        rc = wb_netstat_end(&tr->net, r->res, g);
     if (rc == 0)
         rc = wb_transfer_write_test(r, tr, &sm);
     wb_transfer_summary_free(&sm);
@@ -445,6 +449,7 @@ static int run_test(struct wb_transfer_run *r, int test, int shifted)
     int rc = wb_comm_agree(setup_test(r, &tr, test, shifted));
     if (rc == 0)
         rc = alloc_ctx(r, &tr, &c);
+    wb_netstat_begin(&tr.net);
     for (int u = 0; rc == 0 && u < tr.nunits; u++) {
         enter_unit(&tr, &c, u);
         for (int s = 0; rc == 0 && s < tr.nsizes; s++) {

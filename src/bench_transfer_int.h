@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "bench_transfer_kernels.h"
+#include "netstat.h"
 #include "options.h"
 #include "results.h"
 
@@ -69,6 +70,7 @@ struct wb_transfer_run {
 struct wb_transfer_test_run {
     int test;
     int shifted;                /* the --pairs shift run of the map test */
+    struct wb_netstat net;      /* this node's network counters when the test began */
     const struct wb_transfer_testdef *def;
     const struct wb_transfer_plan_test *plan;
     int nsizes;

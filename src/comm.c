@@ -2,6 +2,7 @@
 #include "comm.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "exitnote.h"
 #include "sysinfo.h"
 #include "timer.h"
 #include "watchdog.h"
@@ -81,9 +83,26 @@ int wb_comm_finalize(void)
     return rc ? rc : frc;
 }
 
+/* Seconds MPI_Abort may take before this process leaves by itself. */
+#define ABORT_GRACE_S 5
+
+static volatile sig_atomic_t abort_status;
+
+static void abort_late(int sig)
+{
+    (void)sig;
+    _exit(abort_status);
+}
+
 _Noreturn void wb_comm_abort(int exit_status)
 {
-    /* Nothing is left to report a failed MPI_Abort to: leaving this process is the fallback. */
+    if (my_rank == 0)
+        wb_exitnote_write(exit_status, "aborted");
+    /* MPI_Abort waits for the launcher, which may be waiting for a node it cannot reach: leave anyway
+     * after a grace period. Nothing is left to report a failed MPI_Abort to either. */
+    abort_status = exit_status;
+    signal(SIGALRM, abort_late);
+    alarm(ABORT_GRACE_S);
     MPI_Abort(MPI_COMM_WORLD, exit_status);
     _exit(exit_status);
 }

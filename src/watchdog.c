@@ -21,6 +21,7 @@
 
 #include "comm.h"
 #include "error.h"
+#include "exitnote.h"
 #include "results.h"
 
 #define MAX_ADDRS 8
@@ -34,6 +35,7 @@ struct beat {
     int32_t rank;
     int32_t unused;
     int64_t syncs;
+    char host[64];  /* so rank 0 can name the node of a rank that falls silent */
 };
 
 struct where {
@@ -49,6 +51,8 @@ static struct {
     struct where at;
     double *heard_s; /* rank 0: when each rank was last heard from, 0 never */
     int64_t *syncs;  /* rank 0: the last sync point each rank reported */
+    char (*host)[64]; /* rank 0: each rank's host name from its heartbeats, "" never heard */
+    char my_host[64];
 } wd = {.sock = -1, .pipe_rd = -1, .pipe_wr = -1};
 
 static atomic_llong n_syncs, last_sync_ns;
@@ -100,7 +104,8 @@ static size_t list_ranks(char *out, size_t cap, const char *head, const int *pic
     size_t len = 0;
     for (int q = 0; q < wd.nranks && len < cap; q++)
         if (pick[q])
-            len += (size_t)snprintf(out + len, cap - len, "%s %d", len ? "," : head, q);
+            len += (size_t)snprintf(out + len, cap - len, "%s %d%s%s%s", len ? "," : head, q,
+                                    wd.host[q][0] ? " (" : "", wd.host[q], wd.host[q][0] ? ")" : "");
     return len;
 }
 
@@ -168,6 +173,7 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     else
         snprintf(file, sizeof file, "no result file was open");
     say("wulfbench: error: %s%s%s; %s", why, *ranks ? "; " : "", ranks, file);
+    wb_exitnote_write(exit_status, status);
     _exit(exit_status);
 }
 
@@ -189,7 +195,8 @@ static void check_signal(void)
 
 static void send_beat(void)
 {
-    struct beat m = {wd.at.nonce, wd.rank, 0, atomic_load(&n_syncs)};
+    struct beat m = {wd.at.nonce, wd.rank, 0, atomic_load(&n_syncs), ""};
+    memcpy(m.host, wd.my_host, sizeof m.host);
     for (int i = 0; i < wd.at.naddr; i++) {
         struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)wd.at.port)};
         to.sin_addr.s_addr = wd.at.addr[i];
@@ -204,6 +211,8 @@ static void read_beats(void)
         if (m.nonce == wd.at.nonce && m.rank > 0 && m.rank < wd.nranks) {
             wd.heard_s[m.rank] = now_s();
             wd.syncs[m.rank] = m.syncs;
+            m.host[sizeof m.host - 1] = 0;
+            memcpy(wd.host[m.rank], m.host, sizeof m.host);
         }
 }
 
@@ -280,7 +289,8 @@ static int setup_beats(void)
         wd.at.nonce = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ (uint64_t)(now_s() * 1e9);
         wd.heard_s = calloc((size_t)wd.nranks, sizeof *wd.heard_s);
         wd.syncs = calloc((size_t)wd.nranks, sizeof *wd.syncs);
-        if (!wd.heard_s || !wd.syncs)
+        wd.host = calloc((size_t)wd.nranks, sizeof *wd.host);
+        if (!wd.heard_s || !wd.syncs || !wd.host)
             return wb_error_set(WB_ENOMEM, "out of memory");
         if (wd.nranks > 1 && open_root_socket(nnodes == 1) != 0) {
             if (wd.sock >= 0)
@@ -302,6 +312,8 @@ int wb_watchdog_start(double timeout_s, double stall_s)
     wd.timeout_s = timeout_s;
     wd.stall_s = stall_s;
     wd.t0_s = now_s();
+    if (gethostname(wd.my_host, sizeof wd.my_host - 1) != 0)
+        wd.my_host[0] = 0;
     wb_watchdog_sync();
     int fds[2];
     int rc = pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0 ? 0 : wb_error_set(WB_EIO, "pipe: %s", strerror(errno));
@@ -349,6 +361,8 @@ void wb_watchdog_stop(void)
     wd.sock = -1;
     free(wd.heard_s);
     free(wd.syncs);
+    free(wd.host);
+    wd.host = NULL;
     wd.heard_s = NULL;
     wd.syncs = NULL;
 }

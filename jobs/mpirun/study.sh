@@ -239,7 +239,8 @@ wb_root_env
 if [[ $(id -u) -eq 0 ]]; then
     mpi_base+=(-x OMPI_ALLOW_RUN_AS_ROOT -x OMPI_ALLOW_RUN_AS_ROOT_CONFIRM)
 fi
-mpi_base+=("${mpirun_args[@]}")
+# The watchdog's note to wb_launch, which ends an mpirun left waiting for a cut-off node.
+mpi_base+=(-x WB_EXIT_NOTE "${mpirun_args[@]}")
 
 # Every node's readiness (versions, governor, link, clock) before any result file exists.
 check_cmd=("${mpi_base[@]}" --hostfile "$hostfile")
@@ -335,7 +336,7 @@ for r in "${runs[@]}"; do
     echo "study: [$s] $line"
     printf '\n$ %s\n' "$line" >>"$log"
     rc=0
-    "${cmd[@]}" </dev/null 2>&1 | tee -a "$log" || rc=$?
+    wb_launch "${cmd[@]}" </dev/null 2>&1 | tee -a "$log" || rc=$?
     if ((rc != 0)); then
         echo "study: [$s] failed with exit status $rc" | tee -a "$log" >&2
         failed+=("$s")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -12,22 +13,24 @@ from pathlib import Path
 import h5py
 import pytest
 
-from conftest import BIN, MPI_IMPL, error_lines, launcher, mpi_env, run_wb
+from conftest import BIN, MPI_IMPL, ROOT, error_lines, launcher, mpi_env, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 # A run long enough (about 30 s on 2 ranks) to be stopped or signalled part-way.
 LONG = ("--sweep", "files", "--files", "1:64", "--reps", "10")
 
 
-def start(np_: int, out: Path, *args: str, exits: Path | None = None) -> subprocess.Popen:
+def start(np_: int, out: Path, *args: str, exits: Path | None = None,
+          env: dict[str, str] | None = None) -> subprocess.Popen:
     """Launch fft on np_ ranks; with exits, each rank runs under a shell that appends "RANK STATUS"
     to that file when the rank ends, so a test can read a rank's own exit status (MPICH's hydra
     reports a status of its own choosing, 4 or 1, once it has to kill a stopped rank)."""
     wrap = []
     if exits is not None:
         wrap = ["sh", "-c", '"$0" "$@"; s=$?; echo "${OMPI_COMM_WORLD_RANK:-$PMI_RANK} $s" >>' + f" '{exits}'; exit $s"]
-    cmd = [*launcher(np_), *wrap, str(BIN), "fft", *args, "-o", str(out)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=mpi_env(),
+    cmd = [*launcher(np_, env), *wrap, str(BIN), "fft", *args, "-o", str(out)]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**mpi_env(), **(env or {})},
                             stdin=subprocess.DEVNULL, start_new_session=True)
 
 
@@ -202,7 +205,8 @@ def test_a_stopped_rank_cannot_hold_the_timeout(tmp_path):
 def test_a_stall_ends_the_run_without_timeout(tmp_path):
     out = tmp_path / "s.h5"
     exits = tmp_path / "exits"
-    p = start(2, out, *LONG, "--stall-timeout", "8", exits=exits)
+    note = tmp_path / "note"
+    p = start(2, out, *LONG, "--stall-timeout", "8", exits=exits, env={"WB_EXIT_NOTE": str(note)})
     partial = Path(str(out) + ".partial")
     wait_for_points(partial, 1, p)
     os.kill(rank_pid(p, 1), signal.SIGSTOP)
@@ -212,6 +216,10 @@ def test_a_stall_ends_the_run_without_timeout(tmp_path):
     assert time.time() - t0 < 20
     lines = error_lines(err)
     assert len(lines) == 1 and "--stall-timeout" in lines[0] and "rank 1" in lines[0], err
+    # The silent rank is named with its node, as a heartbeat carried it.
+    assert f"from rank 1 ({socket.gethostname()})" in lines[0], err
+    # The line the job scripts' launch guard reads: rank 0's exit status and the file's status.
+    assert note.read_text() == "4 timeout\n"
     with h5py.File(out, "r") as f:
         assert f.attrs["status"] == "timeout" and f.attrs["points_completed"] >= 1
 
@@ -261,3 +269,31 @@ def test_a_second_ctrl_c_stops_at_once(tmp_path):
     _, err = finish(p, 30)
     with h5py.File(out, "r") as f:
         assert f.attrs["status"] == "interrupted"
+
+
+# --- The job scripts' launch guard (jobs/lib.sh wb_launch) ---------------------------------------
+
+GUARD = """
+set -euo pipefail
+wb_name=guard
+source jobs/lib.sh
+# A launcher that sees rank 0 end the run but waits for a node it cannot reach.
+fake() { echo "4 timeout" >"$WB_EXIT_NOTE"; exec sleep 300; }
+rc=0
+WB_LAUNCH_GRACE=1 wb_launch fake || rc=$?
+echo "rc=$rc"
+"""
+
+
+def test_the_launch_guard_ends_a_launcher_left_waiting_and_returns_rank0s_status():
+    t0 = time.time()
+    r = subprocess.run(["bash", "-c", GUARD], capture_output=True, text=True, timeout=30, cwd=ROOT)
+    took = time.time() - t0
+    assert r.stdout.strip() == "rc=4", (r.stdout, r.stderr)
+    assert took < 5, took
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "had not returned 1 s after wulfbench ended the run (status timeout, exit 4)" in lines[0]
+    # Without a note the launcher's own status comes back, and nothing is said.
+    r = subprocess.run(["bash", "-c", "wb_name=guard; source jobs/lib.sh; wb_launch sh -c 'exit 3'; echo rc=$?"],
+                       capture_output=True, text=True, timeout=30, cwd=ROOT)
+    assert (r.stdout.strip(), r.stderr) == ("rc=3", ""), r

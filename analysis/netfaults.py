@@ -1,0 +1,205 @@
+"""Network faults: each node's TCP retransmissions and interface drops per point, from `GROUP/net/`
+(read by each node's lowest rank over the point; -1 on the other ranks and where unreadable).
+
+TCP hides a lossy cable or switch port as retransmissions, so a run on one only looks slow: the
+report names every node that retransmitted more than RETRANS_WARN of the segments it sent during a
+point, with its pingpong tail where the file has one, and gives transfer runs a per-link figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from . import tables
+
+RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
+GROUPS = ("fft", "dfft", "transfer", "load")
+DROPS = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
+
+
+@dataclass
+class NodeNet:
+    """One node's counters over one point (a leader rank's row of GROUP/net)."""
+
+    point: str  # "p004", "transfer/pingpong", "load/s002"
+    rank: int
+    host: str
+    retrans: int
+    sent: int
+    drops: int  # the interface's dropped and error packets, -1 unknown
+    summed: bool  # the drops are the sum over every interface but lo
+
+    @property
+    def rate(self) -> float:
+        """Retransmitted over sent segments; NaN when nothing was sent or a counter is unknown."""
+        return self.retrans / self.sent if self.retrans >= 0 and self.sent > 0 else float("nan")
+
+
+def pct(share: float) -> str:
+    """A share as a percentage with two significant places near the threshold: 2.1%, 0.23%."""
+    return f"{100 * share:.2f}%" if share < 0.01 else f"{100 * share:.1f}%"
+
+
+def _text(value: object) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _hosts(f: h5py.File) -> dict[int, str]:
+    if "hosts" not in f:
+        return {}
+    return {int(h["rank"]): _text(h["hostname"]) for h in f["hosts"][()]}
+
+
+def _point_name(kind: str, pid: str) -> str:
+    return pid if kind == "fft" else f"{kind}/{pid}"
+
+
+def read(f: h5py.File) -> list[NodeNet]:
+    """Every leader's row of every point's net group, in file order."""
+    hosts = _hosts(f)
+    out: list[NodeNet] = []
+    for kind in GROUPS:
+        if kind not in f or not isinstance(f[kind], h5py.Group):
+            continue
+        for pid in sorted(f[kind].keys()):
+            g = f[kind][pid]
+            if not isinstance(g, h5py.Group) or "net" not in g or "tcp_out_segs" not in g["net"]:
+                continue
+            net = {k: np.asarray(g["net"][k][()], dtype=np.int64) for k in g["net"].keys()}
+            for rank, sent in enumerate(net["tcp_out_segs"]):
+                if sent < 0 and net["tcp_retrans_segs"][rank] < 0:
+                    continue  # not a node's leader
+                d = [int(net[k][rank]) for k in DROPS if k in net]
+                out.append(NodeNet(_point_name(kind, pid), rank, hosts.get(rank, f"rank {rank}"),
+                                   int(net["tcp_retrans_segs"][rank]), int(sent),
+                                   sum(d) if d and min(d) >= 0 else -1,
+                                   bool(net.get("if_summed", np.zeros(rank + 1))[rank] == 1)))
+    return out
+
+
+def pingpong_tail(f: h5py.File) -> dict[int, float]:
+    """Per rank: the largest p95 over median of /transfer/pingpong over sizes and the pairs the rank
+    is in. {} without a pingpong test."""
+    g = f.get("transfer/pingpong")
+    if g is None or "t_p95" not in g or "t_med" not in g or "pairs" not in g:
+        return {}
+    p95, med = np.asarray(g["t_p95"][()], float), np.asarray(g["t_med"][()], float)
+    pairs = np.asarray(g["pairs"][()], int)
+    with np.errstate(all="ignore"):
+        ratio = p95 / med
+    out: dict[int, float] = {}
+    for p, (s, r) in enumerate(pairs):
+        col = ratio[:, p] if ratio.ndim == 2 else ratio
+        col = col[np.isfinite(col)]
+        if col.size:
+            for rank in (int(s), int(r)):
+                out[rank] = max(out.get(rank, 0.0), float(col.max()))
+    return out
+
+
+def _node_of(f: h5py.File) -> dict[int, int]:
+    if "hosts" not in f:
+        return {}
+    return {int(h["rank"]): int(h["node"]) for h in f["hosts"][()]}
+
+
+def warnings(path: Path) -> list[str]:
+    """One line per node and point above RETRANS_WARN: "pi3: 2.1% of segments retransmitted during
+    p004; its pingpong p95 is 40x its median". [] for files without net data."""
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        return []  # the loader has said why the file cannot be read
+    with f:
+        rows = read(f)
+        tail = pingpong_tail(f)
+        node = _node_of(f)
+    out = []
+    for n in rows:
+        if not np.isfinite(n.rate) or n.rate <= RETRANS_WARN:
+            continue
+        line = f"{n.host}: {pct(n.rate)} of segments retransmitted during {n.point}"
+        line += f" ({n.retrans} of {n.sent})"
+        # The pingpong ranks of this node (the leader speaks for all ranks of its node).
+        mine = [t for r, t in tail.items() if node.get(r, r) == node.get(n.rank, n.rank)]
+        if mine:
+            line += f"; its pingpong p95 is {max(mine):.0f}x its median"
+        if n.drops > 0:
+            line += f"; {n.drops} packets dropped or in error on " + ("its interfaces" if n.summed
+                                                                          else "its link")
+        out.append(line)
+    return out
+
+
+def link_retrans(path: Path) -> tuple[str, np.ndarray] | None:
+    """For a run with /transfer/pairs_all: the map test's name and an [N, N] matrix of each link's
+    retransmission share over that test, the larger of its two ends' (a node's counters cover all
+    its links, so this is an upper bound per link); NaN on the diagonal and where unknown."""
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        return None
+    with f:
+        pa = f.get("transfer/pairs_all")
+        if pa is None:
+            return None
+        test = _text(pa.attrs.get("test", "pingpong"))
+        name = f"transfer/{test}"
+        rates = {n.rank: n.rate for n in read(f) if n.point == name}
+        node = _node_of(f)
+        nranks = int(f.attrs.get("nranks", 0)) or (max(node) + 1 if node else 0)
+    if not rates or nranks < 2:
+        return None
+    leader = {node.get(r, r): rate for r, rate in rates.items()}
+    per_rank = np.array([leader.get(node.get(r, r), np.nan) for r in range(nranks)], float)
+    m = np.maximum.outer(per_rank, per_rank)  # NaN where either end is unknown
+    np.fill_diagonal(m, np.nan)
+    return test, m
+
+
+def link_table(run, test: str, m: np.ndarray):
+    """The per-link retransmission figure beside the all-pairs maps, one row per ordered pair."""
+    rows = [{"run": run.name, "sender": run.rank_label(s), "receiver": run.rank_label(r),
+             "retrans": float(m[s, r])}
+            for s in range(m.shape[0]) for r in range(m.shape[1]) if s != r]
+    cols = [tables.Column("run", "run"), tables.Column("sender", "sender"),
+            tables.Column("receiver", "receiver"), tables.Column("retrans", f"retransmitted ({test})", "pct")]
+    return tables.Table(f"transfer_link_retrans_{tables._slug(run.name)}",
+                        f"Retransmissions per link: {run.name}", cols, rows,
+                        note="Share of TCP segments retransmitted during the map test, the larger of the "
+                             "link's two nodes (a node's counters cover all its links). Above "
+                             f"{pct(RETRANS_WARN)} the link or a switch port loses frames (counted by the "
+                             "sending node: a node's bad link also shows on the nodes that send to it).")
+
+
+def load_cause(path: Path, steps) -> str:
+    """"; with loss: ..." when the first unhealthy load step (steps: derive.LoadStepStats in load
+    order) had a node retransmitting more than RETRANS_WARN of its segments, more than at every
+    healthy step before it; "" otherwise (no net data, no failing step, or no rise)."""
+    try:
+        f = h5py.File(path, "r")
+    except OSError:
+        return ""
+    with f:
+        rows = read(f)
+    worst: dict[str, NodeNet] = {}
+    for n in rows:
+        if n.point.startswith("load/") and np.isfinite(n.rate):
+            sid = n.point[len("load/"):]
+            if sid not in worst or n.rate > worst[sid].rate:
+                worst[sid] = n
+    ordered = sorted(steps, key=lambda s: s.load)
+    fail = next((s for s in ordered if not s.healthy), None)
+    if fail is None or fail.step.id not in worst:
+        return ""
+    bad = worst[fail.step.id]
+    before = [worst[s.step.id].rate for s in ordered if s.healthy and s.load < fail.load and s.step.id in worst]
+    if bad.rate <= RETRANS_WARN or (before and bad.rate <= max(before)):
+        return ""
+    was = f" ({pct(max(before))} at most at the healthy steps before)" if before else ""
+    return (f"; with loss: {bad.host} retransmitted {pct(bad.rate)} of its TCP segments during "
+            f"{fail.step.id}{was}, so the network, not the nodes' compute, is the likely cause")
