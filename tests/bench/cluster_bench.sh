@@ -117,12 +117,25 @@ $CL down >/dev/null
 echo
 echo "# --cpu-share $share: fft --sweep files --files 1:2 --reps 20 inside pi1 over 1/$share x outside at SCHED_FIFO (goal 0.8-1.2), $runs pairs"
 $CL up 4 --link pi3 --switch serial --cpu-share "$share" >/dev/null
+# The share of a core a 0.3 s busy loop gets beside the runs: under about 0.8 the machine is
+# busy, and the nodes get less than their share (the ratio rises).
+cpu_free() {
+  "$PYTHON" -c 'import time
+t, c = time.perf_counter(), time.process_time()
+while time.process_time() - c < 0.3:
+    pass
+print(f"{0.3 / (time.perf_counter() - t):.2f}")'
+}
+free_cpu=()
 for r in $(seq 1 "$runs"); do
+  free_cpu+=("$(cpu_free)")
   chrt -f 2 "${WB_BIN:-build/wulfbench}" fft --sweep files --files 1:2 --reps 20 --plan estimate -q --force -o "$tmp/share-free-$r.h5" >/dev/null
   $CL exec pi1 -- "$(readlink -f "${WB_BIN:-build/wulfbench}")" fft --sweep files --files 1:2 --reps 20 --plan estimate -q --force \
     -o "$tmp/share-node-$r.h5" >/dev/null
 done
+free_cpu+=("$(cpu_free)")
 $CL down >/dev/null
+echo "# a busy loop beside the runs got ${free_cpu[*]} of a core"
 "$PYTHON" - "$tmp" "$runs" "$share" <<'PY'
 import sys
 import h5py
