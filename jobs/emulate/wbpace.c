@@ -5,8 +5,8 @@
  * (measured: runs of 4 ms, pauses of 12 ms at a quarter share), so a request of a few
  * milliseconds ran at full speed or waited three periods. One SCHED_FIFO thread per CPU wakes
  * every --tick-us; each wake-up preempts the node's task, the kernel accounts its time, and the
- * quota holds within about a tick of this program (measured on an idle machine: about 1 ms of
- * running in every 4 ms period, at most a few hundred microseconds at a time past the quota).
+ * quota holds within about a tick of this program (measured on a lightly loaded machine: about
+ * 1 ms of running in every 4 ms period).
  * Build: cc -O2 -Wall -Wextra -pthread -o wbpace wbpace.c (Linux, glibc; no other library). */
 #define _GNU_SOURCE
 #include <errno.h>
