@@ -27,13 +27,20 @@ switch ran); 2 nodes with --cpu-share 0.25 --mem 1G: the quota
 and limit are set, what the launch agent starts is in the node's cgroup,
 a busy loop gets at most about a quarter of a core and a baseline runs at
 about a quarter of the speed; --cpu-like with that baseline as the "real
-node". Check the bad-input cases (a second 'up', an unreachable host, a
+node", the CFS slice and wbpace of a share, and the 1 ms share check (fft of
+1 and 2 files in a node at 4x their full-speed time, within 20%). A node
+unlike the others (--node K:link=,mtu=,sysfs=,bin=, on the bridge and the
+serial switch) seen from inside the nodes; every fault kind of 'cluster
+fault' measured through the serial switch (loss by ping and the switch's
+counters, a 2 s outage, a flap, a 10 Mbit/s rate by TCP), 'status' listing
+them, 'down' ending them. Check the bad-input cases (a second 'up', an unreachable host, a
 binary missing on one node, bad arguments, --cpu-share 0 or 1.5,
 --cpu-like without baseline points, an unwritable cgroup hierarchy, a
-foreign WB_EMULATE_STATE, not root); interrupt and kill an 'up', kill a
+foreign WB_EMULATE_STATE, not root, bad --node keys, bad faults, a fault on
+a bridge cluster); interrupt and kill an 'up', kill a
 run; tear down and verify that no namespace, veth, bridge, cgroup or
-process is left. Prints "N passed, N failed" last; exits 1 if anything
-failed.
+process is left and the CFS slice is as it was. Prints "N passed, N
+failed" last; exits 1 if anything failed.
 
 Needs root and these Debian packages, installed with apt-get when missing:
 $PACKAGES
@@ -844,6 +851,24 @@ if out=$("$cluster" up 3 --link pi3 --switch serial --node "2:bin=$tmp/otherbin"
     fi
 else
     fail "cluster up 3 --switch serial --node 2:bin=... --node 3:link=10mbit,mtu=1400,sysfs=...: $out"
+fi
+"$cluster" down >/dev/null 2>&1 || true
+
+# --node with the bridge: pi2's own tbf rate and MTU on both ends of its link.
+if out=$("$cluster" up 2 --link pi3 --node 2:link=10mbit,mtu=1400 2>&1); then
+    shapers=$(tc qdisc show dev wbv2; tc -n pi2 qdisc show dev eth0; tc qdisc show dev wbv1)
+    mtus=$(for k in 1 2; do "$cluster" exec "pi$k" -- cat /sys/class/net/eth0/mtu; done | tr '\n' ' ')
+    r=$(tcp_rate pi2 pi1 1048576 | awk '{print $3}')
+    x=$(awk -v r="${r:-0}" 'BEGIN { printf "%.2f", r / (1.25e6 * 1448 / 1538) }')
+    if [[ $(grep -c 'tbf.*rate 10Mbit' <<<"$shapers") == 2 && $(grep -c 'tbf.*rate 100Mbit' <<<"$shapers") == 1 &&
+        $mtus == "1500 1400 " ]] && awk -v x="$x" 'BEGIN { exit !(x >= 0.85 && x <= 1.15) }'; then
+        pass "--node 2:link=10mbit,mtu=1400 on the bridge: 10 Mbit/s tbf on both ends of pi2's link, MTUs $mtus, 1 MiB pi2->pi1 at $r B/s (${x}x)"
+    else
+        fail "--node on the bridge: MTUs '$mtus', 1 MiB at ${r:-?} B/s (${x}x), shapers:"
+        echo "$shapers" | indent
+    fi
+else
+    fail "cluster up 2 --link pi3 --node 2:link=10mbit,mtu=1400: $out"
 fi
 "$cluster" down >/dev/null 2>&1 || true
 
