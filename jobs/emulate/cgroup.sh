@@ -72,7 +72,8 @@ cg_node_dir() { echo "$(cg_ctl_dir "$2")/$cg_group/$1"; }
 # cg_set_cpu NODE SHARE SLOTS: SHARE of one core per slot (CFS quota). The
 # quota is the kernel's smallest, 1 ms per slot, and the period 1 ms/SHARE,
 # so that even a millisecond of work runs at the share: with a 100 ms period
-# a short repetition fits in one period's quota and runs at full speed.
+# a short repetition fits in one period's quota and runs at full speed. No
+# burst (cpu.cfs_burst_us, cpu.max.burst): unused quota must not pile up.
 cg_set_cpu() {
     local dir quota period
     dir=$(cg_node_dir "$1" cpu)
@@ -80,7 +81,9 @@ cg_set_cpu() {
     period=$(awk -v s="$2" 'BEGIN { p = int(1000 / s + 0.5); if (p > 1000000) p = 1000000; print p }')
     if [[ $(cg_version) == 2 ]]; then
         echo "$quota $period" >"$dir/cpu.max"
+        [[ ! -f $dir/cpu.max.burst ]] || echo 0 >"$dir/cpu.max.burst"
     else
+        [[ ! -f $dir/cpu.cfs_burst_us ]] || echo 0 >"$dir/cpu.cfs_burst_us"
         # The period may only shrink below the quota once the quota is off.
         echo -1 >"$dir/cpu.cfs_quota_us"
         echo "$period" >"$dir/cpu.cfs_period_us"

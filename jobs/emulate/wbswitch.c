@@ -5,6 +5,9 @@
  * downlink is free plus its wire time, plus --latency-us. Departure times come from a virtual
  * clock (busy_until += wire time), so a late timer adds latency but never loses throughput.
  * Wire time of a frame: max(len, 60) + 24 bytes (preamble 8, FCS 4, inter-frame gap 12).
+ * Faults (jobs/emulate/cluster fault): on SIGUSR1 the switch re-reads --faults FILE and writes
+ * the generation it applied to --faults-ack FILE; per port a random loss share (both directions,
+ * seeded), an outage (down for T s, or down D s of every P s) and a slower rate.
  * Build: cc -O2 -Wall -Wextra -o wbswitch wbswitch.c (Linux, glibc; no other library). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -37,6 +40,7 @@
 #define STATS_PERIOD_NS 1000000000LL
 #define NS_PER_S 1000000000LL
 #define LATE_SLACK_NS 20000000LL
+#define FAULT_LINE_BYTES 256
 
 enum parse_status { PARSE_OK, PARSE_HELP, PARSE_BAD };
 
@@ -47,6 +51,9 @@ struct options {
     uint32_t mtu, queue_up, queue_down;
     int priority;                /* SCHED_FIFO priority, 0: an ordinary process */
     const char *stats_path;
+    const char *faults_path, *faults_ack_path;
+    const char *port_rates[MAX_PORTS];    /* NAME=BYTES_PER_S: a port with its own line rate */
+    int nport_rates;
     char **ports;
     int nports;
 };
@@ -66,7 +73,19 @@ struct slot {
 
 struct counters {
     uint64_t rx, rx_bytes, tx, tx_bytes, drop_up, drop_down, drop_kernel, oversize, tx_err, gso;
+    uint64_t fault_up, fault_down;    /* frames a fault dropped: from the node, toward it */
     uint32_t max_frame;
+};
+
+/* The faults in force on one port; gen is the control file's generation that set each one, so a
+ * re-read keeps a fault's start time and random state unless that fault was given anew. */
+struct fault {
+    double loss;                 /* share of frames dropped, each direction */
+    uint64_t rng, loss_gen;
+    int64_t out_start_ns, out_down_ns, out_period_ns;    /* period 0: one outage, then up */
+    uint64_t out_gen;
+    int64_t rate_Bps;            /* 0: the port's own rate */
+    uint64_t rate_gen;
 };
 
 struct port {
@@ -74,7 +93,10 @@ struct port {
     int fd, ifindex;
     struct ring up, down;
     int64_t up_busy_ns, down_busy_ns;
+    int64_t base_rate_Bps;       /* --rate, or this port's --port-rate */
+    int64_t rate_Bps;            /* base_rate_Bps, or a rate fault's */
     int64_t queue_ns;            /* the downlink queue: this long a wait, and a frame is dropped */
+    struct fault f;
     struct counters c;
 };
 
@@ -98,9 +120,15 @@ struct sw {
     size_t scratch_bytes;
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_faults;
 
 static void on_signal(int sig) { stop_signal = sig; }
+
+static void on_reload(int sig)
+{
+    (void)sig;
+    reload_faults = 1;
+}
 
 static int64_t now_ns(void)
 {
@@ -124,6 +152,10 @@ static void usage(FILE *out)
             "  --priority P        run as SCHED_FIFO priority P (1..99), so that busy nodes cannot delay\n"
             "                      the switch's wake-ups (default 0: an ordinary process)\n"
             "  --stats FILE        write per-port counters there once a second and at exit\n"
+            "  --port-rate PORT=BYTES_PER_S  PORT's own line rate (repeatable; 0: no serialization)\n"
+            "  --faults FILE       re-read on SIGUSR1: lines 'gen N', then 'PORT GEN KIND ARGS',\n"
+            "                      KIND one of: loss SHARE SEED | down SECONDS | flap DOWN PERIOD | rate BYTES_PER_S\n"
+            "  --faults-ack FILE   the generation applied is written there after each re-read\n"
             "Runs until SIGTERM or SIGINT, or until a port disappears.\n");
 }
 
@@ -141,8 +173,16 @@ static int64_t parse_num(const char *text, int64_t max)
 static int parse_value(struct options *o, const char *name, const char *value)
 {
     int64_t v;
-    if (!strcmp(name, "--stats")) {
-        o->stats_path = value;
+    if (!strcmp(name, "--stats") || !strcmp(name, "--faults") || !strcmp(name, "--faults-ack")) {
+        *(!strcmp(name, "--stats") ? &o->stats_path : !strcmp(name, "--faults") ? &o->faults_path
+                                                                                 : &o->faults_ack_path) = value;
+        return 0;
+    }
+    if (!strcmp(name, "--port-rate")) {
+        const char *eq = strchr(value, '=');
+        if (!eq || eq == value || parse_num(eq + 1, 100 * NS_PER_S) < 0 || o->nport_rates == MAX_PORTS)
+            return fprintf(stderr, "wbswitch: --port-rate needs PORT=BYTES_PER_S, not '%s'\n", value), -1;
+        o->port_rates[o->nport_rates++] = value;
         return 0;
     }
     /* Rates up to 100 GB/s; the rest in 32 bits. */
@@ -189,13 +229,14 @@ static enum parse_status parse_options(struct options *o, int argc, char **argv)
     return PARSE_OK;
 }
 
-/* wire_ns LEN: the time LEN frame bytes take on the wire, framing and gap included. */
-static int64_t wire_ns(const struct options *o, uint32_t frame_bytes)
+/* wire_ns RATE LEN: the time LEN frame bytes take on a link of RATE bytes/s, framing and gap
+ * included (0 at rate 0: no serialization). */
+static int64_t wire_ns(int64_t rate_Bps, uint32_t frame_bytes)
 {
-    if (o->rate_Bps == 0)
+    if (rate_Bps == 0)
         return 0;
     int64_t b = (frame_bytes < MIN_FRAME_BYTES ? MIN_FRAME_BYTES : frame_bytes) + WIRE_EXTRA_BYTES;
-    return (b * NS_PER_S + o->rate_Bps - 1) / o->rate_Bps;
+    return (b * NS_PER_S + rate_Bps - 1) / rate_Bps;
 }
 
 static int ring_init(struct ring *r, uint32_t cap, size_t frame_bytes)
@@ -256,13 +297,32 @@ static int open_port(struct port *p, const char *name)
     return 0;
 }
 
-/* frames_in_flight: frames a downlink holds beyond its queue: those in the --latency delay line,
- * and those due at once after the switch itself was held up (LATE_SLACK_NS of full frames). */
-static uint32_t frames_in_flight(const struct options *o)
+/* frames_in_flight RATE: frames a downlink at RATE holds beyond its queue: those in the --latency
+ * delay line, and those due at once after the switch itself was held up (LATE_SLACK_NS of full
+ * frames). A slower rate (a rate fault) holds fewer. */
+static uint32_t frames_in_flight(const struct options *o, int64_t rate_Bps)
 {
-    if (o->rate_Bps == 0)
+    if (rate_Bps == 0)
         return 1024;
-    return (uint32_t)(o->latency_ns / wire_ns(o, MIN_FRAME_BYTES) + LATE_SLACK_NS / wire_ns(o, o->mtu + ETH_HLEN) + 1);
+    return (uint32_t)(o->latency_ns / wire_ns(rate_Bps, MIN_FRAME_BYTES) +
+                      LATE_SLACK_NS / wire_ns(rate_Bps, o->mtu + ETH_HLEN) + 1);
+}
+
+/* set_rate: port P's line rate, and the downlink queue's length in time that follows from it. */
+static void set_rate(const struct options *o, struct port *p, int64_t rate_Bps)
+{
+    p->rate_Bps = rate_Bps;
+    p->queue_ns = rate_Bps ? o->queue_down * wire_ns(rate_Bps, o->mtu + ETH_HLEN) : INT64_MAX;
+}
+
+/* port_rate: the --port-rate given for port NAME, else --rate. */
+static int64_t port_rate(const struct options *o, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < o->nport_rates; i++)
+        if (!strncmp(o->port_rates[i], name, n) && o->port_rates[i][n] == '=')
+            return parse_num(o->port_rates[i] + n + 1, 100 * NS_PER_S);
+    return o->rate_Bps;
 }
 
 static int sw_init(struct sw *s)
@@ -276,10 +336,20 @@ static int sw_init(struct sw *s)
         struct port *p = &s->ports[i];
         if (open_port(p, s->o.ports[i]))
             return -1;
+        p->base_rate_Bps = port_rate(&s->o, p->name);
         if (ring_init(&p->up, s->o.queue_up, frame_bytes) ||
-            ring_init(&p->down, s->o.queue_down + frames_in_flight(&s->o), frame_bytes))
+            ring_init(&p->down, s->o.queue_down + frames_in_flight(&s->o, p->base_rate_Bps), frame_bytes))
             return fprintf(stderr, "wbswitch: out of memory for the queues\n"), -1;
-        p->queue_ns = s->o.rate_Bps ? s->o.queue_down * wire_ns(&s->o, s->o.mtu + ETH_HLEN) : INT64_MAX;
+        set_rate(&s->o, p, p->base_rate_Bps);
+    }
+    for (int i = 0; i < s->o.nport_rates; i++) {
+        int found = 0;
+        for (int k = 0; k < s->o.nports; k++) {
+            size_t n = strlen(s->o.ports[k]);
+            found |= !strncmp(s->o.port_rates[i], s->o.ports[k], n) && s->o.port_rates[i][n] == '=';
+        }
+        if (!found)
+            return fprintf(stderr, "wbswitch: --port-rate %s names no port\n", s->o.port_rates[i]), -1;
     }
     return 0;
 }
@@ -320,6 +390,142 @@ static void mac_learn(struct sw *s, const unsigned char *src, int port)
 
 static uint32_t frame_len(const struct slot *f) { return f->len - VNET_BYTES; }
 
+/* rng_next: xorshift64*, uniform in [0, 1); a port's own stream, so a seed repeats its losses
+ * for the same frames. */
+static double rng_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53);
+}
+
+/* fault_drops: whether a loss or outage on port P takes a frame crossing its link at T_NS. */
+static int fault_drops(struct port *p, int64_t t_ns)
+{
+    const struct fault *f = &p->f;
+    if (f->out_down_ns > 0 && t_ns >= f->out_start_ns) {
+        int64_t dt = t_ns - f->out_start_ns;
+        if (f->out_period_ns ? dt % f->out_period_ns < f->out_down_ns : dt < f->out_down_ns)
+            return 1;
+    }
+    return f->loss > 0 && rng_next(&p->f.rng) < f->loss;
+}
+
+static struct port *port_named(struct sw *s, const char *name)
+{
+    for (int i = 0; i < s->o.nports; i++)
+        if (!strcmp(s->ports[i].name, name))
+            return &s->ports[i];
+    return NULL;
+}
+
+/* apply_fault: one line 'PORT GEN KIND ARGS' of the control file; SEEN marks the kinds given per
+ * port. A kind given with the generation already in force is left running as it is. */
+static const char *apply_fault(struct sw *s, const char *line, unsigned char *seen, int64_t t_ns)
+{
+    char name[IF_NAMESIZE + 1], kind[8];
+    unsigned long long gen, seed;
+    double a, b;
+    int n = sscanf(line, "%16s %llu %7s %lf %lf", name, &gen, kind, &a, &b);
+    struct port *p = n >= 4 ? port_named(s, name) : NULL;
+    if (!p || gen == 0)
+        return "unknown port or no generation";
+    struct fault *f = &p->f;
+    int k = (int)(p - s->ports);
+    if (!strcmp(kind, "loss") && n == 5 && a >= 0 && a <= 1 && b >= 0) {
+        seen[k] |= 1;
+        if (f->loss_gen != gen) {
+            seed = (unsigned long long)b;
+            f->loss = a;
+            f->rng = seed * 0x9E3779B97F4A7C15ULL + 1;
+            f->loss_gen = gen;
+        }
+    } else if ((!strcmp(kind, "down") && n >= 4 && a > 0) || (!strcmp(kind, "flap") && n == 5 && a > 0 && b > a)) {
+        seen[k] |= 2;
+        if (f->out_gen != gen) {
+            f->out_start_ns = t_ns;
+            f->out_down_ns = (int64_t)(a * NS_PER_S);
+            f->out_period_ns = kind[0] == 'f' ? (int64_t)(b * NS_PER_S) : 0;
+            f->out_gen = gen;
+        }
+    } else if (!strcmp(kind, "rate") && n >= 4 && a >= 1 && a <= 100.0 * NS_PER_S) {
+        seen[k] |= 4;
+        if (f->rate_gen != gen) {
+            set_rate(&s->o, p, (int64_t)a);
+            f->rate_gen = gen;
+        }
+    } else {
+        return "bad fault";
+    }
+    return NULL;
+}
+
+/* write_file_whole: TEXT into PATH through a rename, so a reader never sees half of it. */
+static void write_file_whole(const char *path, const char *text)
+{
+    char tmp[PATH_MAX];
+    if (!path || snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fputs(text, f);
+    if (fclose(f) || rename(tmp, path))
+        fprintf(stderr, "wbswitch: cannot write %s: %s\n", path, strerror(errno));
+}
+
+/* load_faults: the control file in force; every fault it no longer names ends. Acknowledged with
+ * its generation, or with 'error GEN: WHAT' (nothing of a bad file is applied). */
+static void load_faults(struct sw *s)
+{
+    char line[FAULT_LINE_BYTES], ack[FAULT_LINE_BYTES + 64];
+    unsigned char seen[MAX_PORTS] = {0};
+    unsigned long long gen = 0;
+    const char *err = NULL;
+    struct fault before[MAX_PORTS];
+    int64_t before_rate_Bps[MAX_PORTS];
+    if (!s->o.faults_path)
+        return;
+    FILE *f = fopen(s->o.faults_path, "r");
+    if (!f) {
+        if (errno != ENOENT)
+            fprintf(stderr, "wbswitch: cannot read %s: %s\n", s->o.faults_path, strerror(errno));
+        return;
+    }
+    for (int i = 0; i < s->o.nports; i++)
+        before[i] = s->ports[i].f, before_rate_Bps[i] = s->ports[i].rate_Bps;
+    int64_t t = now_ns();
+    if (!fgets(line, sizeof line, f) || sscanf(line, "gen %llu", &gen) != 1)
+        err = "no 'gen N' line";
+    while (!err && fgets(line, sizeof line, f))
+        if (line[0] != '#' && line[0] != '\n')
+            err = apply_fault(s, line, seen, t);
+    fclose(f);
+    if (err) {
+        for (int i = 0; i < s->o.nports; i++)
+            s->ports[i].f = before[i], set_rate(&s->o, &s->ports[i], before_rate_Bps[i]);
+        fprintf(stderr, "wbswitch: %s: %s in '%s'; faults unchanged\n", s->o.faults_path, err, line);
+        snprintf(ack, sizeof ack, "error %llu: %s\n", gen, err);
+        write_file_whole(s->o.faults_ack_path, ack);
+        return;
+    }
+    for (int i = 0; i < s->o.nports; i++) {
+        struct port *p = &s->ports[i];
+        if (!(seen[i] & 1))
+            p->f.loss = 0, p->f.loss_gen = 0;
+        if (!(seen[i] & 2))
+            p->f.out_down_ns = 0, p->f.out_gen = 0;
+        if (!(seen[i] & 4) && p->f.rate_gen)
+            set_rate(&s->o, p, p->base_rate_Bps), p->f.rate_gen = 0;
+    }
+    fprintf(stderr, "wbswitch: faults of generation %llu in force\n", gen);
+    snprintf(ack, sizeof ack, "%llu\n", gen);
+    write_file_whole(s->o.faults_ack_path, ack);
+}
+
 static const unsigned char *frame_eth(const struct slot *f) { return f->data + VNET_BYTES; }
 
 /* take_frame: one received frame onto port P's uplink, due when its wire time has passed. */
@@ -345,7 +551,7 @@ static void take_frame(struct sw *s, struct port *p, const unsigned char *buf, u
     }
     mac_learn(s, buf + VNET_BYTES + ETH_ALEN, (int)(p - s->ports));
     int64_t start = t_ns > p->up_busy_ns ? t_ns : p->up_busy_ns;
-    p->up_busy_ns = start + wire_ns(&s->o, eth_bytes);
+    p->up_busy_ns = start + wire_ns(p->rate_Bps, eth_bytes);
     f->due_ns = p->up_busy_ns;
     f->len = len;
     memcpy(f->data, buf, len);
@@ -411,12 +617,19 @@ static void to_downlink(struct sw *s, struct port *d, const struct slot *f)
     /* Drop tail on the queue the frame would find at the time it left its uplink (virtual
      * time), not on what the ring holds when the switch gets round to it. */
     int64_t start = f->due_ns > d->down_busy_ns ? f->due_ns : d->down_busy_ns;
+    int64_t end = start + wire_ns(d->rate_Bps, frame_len(f));
+    /* A frame lost to a fault took its wire time: it was sent, and spoiled on the cable. */
+    if (start - f->due_ns < d->queue_ns && fault_drops(d, end)) {
+        d->down_busy_ns = end;
+        d->c.fault_down++;
+        return;
+    }
     struct slot *g = start - f->due_ns < d->queue_ns ? ring_push(&d->down) : NULL;
     if (!g) {
         d->c.drop_down++;
         return;
     }
-    d->down_busy_ns = start + wire_ns(&s->o, frame_len(f));
+    d->down_busy_ns = end;
     g->due_ns = d->down_busy_ns + s->o.latency_ns;
     g->len = f->len;
     memcpy(g->data, f->data, f->len);
@@ -477,7 +690,10 @@ static void run_due(struct sw *s, int64_t t_ns)
         struct port *p = &s->ports[i];
         struct slot *f;
         while ((f = ring_head(&p->up)) && f->due_ns <= t_ns) {
-            forward(s, p, f);
+            if (fault_drops(p, f->due_ns))
+                p->c.fault_up++;
+            else
+                forward(s, p, f);
             ring_pop(&p->up);
         }
     }
@@ -512,14 +728,16 @@ static void write_counters(FILE *f, const struct sw *s)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    fprintf(f, "# port rx_frames rx_bytes tx_frames tx_bytes drop_up drop_down drop_kernel oversize gso tx_err max_frame\n");
+    fprintf(f, "# port rx_frames rx_bytes tx_frames tx_bytes drop_up drop_down drop_kernel oversize gso tx_err max_frame"
+               " fault_drop_up fault_drop_down rate_Bps\n");
     for (int i = 0; i < s->o.nports; i++) {
         const struct counters *c = &s->ports[i].c;
-        fprintf(f, "%s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u\n", s->ports[i].name,
+        fprintf(f, "%s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %llu %llu %lld\n", s->ports[i].name,
                 (unsigned long long)c->rx, (unsigned long long)c->rx_bytes, (unsigned long long)c->tx,
                 (unsigned long long)c->tx_bytes, (unsigned long long)c->drop_up, (unsigned long long)c->drop_down,
                 (unsigned long long)c->drop_kernel, (unsigned long long)c->oversize, (unsigned long long)c->gso,
-                (unsigned long long)c->tx_err, c->max_frame);
+                (unsigned long long)c->tx_err, c->max_frame, (unsigned long long)c->fault_up,
+                (unsigned long long)c->fault_down, (long long)s->ports[i].rate_Bps);
     }
     fprintf(f, "# cpu_user_s %.3f cpu_sys_s %.3f timer_late_mean_us %.1f timer_late_max_us %.1f wakeups %llu\n",
             ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6,
@@ -530,16 +748,18 @@ static void write_counters(FILE *f, const struct sw *s)
 /* write_stats: the counters to --stats, replaced whole (a reader never sees half a file). */
 static void write_stats(struct sw *s)
 {
-    char tmp[PATH_MAX];
-    if (!s->o.stats_path || snprintf(tmp, sizeof tmp, "%s.tmp", s->o.stats_path) >= (int)sizeof tmp)
+    char *text = NULL;
+    size_t len = 0;
+    if (!s->o.stats_path)
         return;
     kernel_drops(s);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = open_memstream(&text, &len);
     if (!f)
         return;
     write_counters(f, s);
-    if (fclose(f) || rename(tmp, s->o.stats_path))
-        fprintf(stderr, "wbswitch: cannot write %s: %s\n", s->o.stats_path, strerror(errno));
+    if (!fclose(f))
+        write_file_whole(s->o.stats_path, text);
+    free(text);
 }
 
 /* wait_for: sleep until DUE_NS or until a frame arrives on a port whose uplink is idle; the
@@ -575,7 +795,12 @@ static int sw_loop(struct sw *s, const sigset_t *mask)
     for (int i = 0; i < s->o.nports; i++)
         pfd[i] = (struct pollfd){.fd = s->ports[i].fd, .events = POLLIN};
     int64_t next_stats = now_ns() + STATS_PERIOD_NS;
+    load_faults(s);
     while (!stop_signal) {
+        if (reload_faults) {
+            reload_faults = 0;
+            load_faults(s);
+        }
         int64_t t = now_ns();
         for (int i = 0; i < s->o.nports; i++)
             if (receive_port(s, &s->ports[i], t))
@@ -611,13 +836,15 @@ static int setup_signals(sigset_t *wait_mask)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGHUP);
-    struct sigaction sa = {.sa_handler = on_signal};
+    sigaddset(&block, SIGUSR1);
+    struct sigaction sa = {.sa_handler = on_signal}, sr = {.sa_handler = on_reload};
     if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL) || sigaction(SIGHUP, &sa, NULL) ||
-        sigprocmask(SIG_BLOCK, &block, wait_mask))
+        sigaction(SIGUSR1, &sr, NULL) || sigprocmask(SIG_BLOCK, &block, wait_mask))
         return fprintf(stderr, "wbswitch: signals: %s\n", strerror(errno)), -1;
     sigdelset(wait_mask, SIGTERM);
     sigdelset(wait_mask, SIGINT);
     sigdelset(wait_mask, SIGHUP);
+    sigdelset(wait_mask, SIGUSR1);
     return 0;
 }
 
