@@ -11,6 +11,8 @@ RESULTS ?= results
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 SAN_MPI_TESTS ?= tests/mpi/test_fft.py tests/mpi/test_reliability.py
+# NATIVE=1: compile for this machine (-march=native) into its own folder (build-native/); docs/kernels.md.
+NATIVE ?= 0
 -include make.local
 
 ifeq ($(MPI),openmpi)
@@ -39,9 +41,14 @@ FFTW_MPI_LIBS ?= $(if $(FFTW_MPICH_FOUND),-L$(FFTW_MPICH)/lib $(FFTW_MPICH_RPATH
 else
 $(error MPI=$(MPI) is not supported; use MPI=openmpi (the default) or MPI=mpich)
 endif
+ifeq ($(NATIVE),1)
+B := $(B)-native
+NATIVE_CFLAGS = -march=native
+endif
 DEPS_MPI = $(if $(filter mpich,$(MPI)),mpich)
 # The test harness picks the launcher and the build directory from this.
 export WB_MPI = $(MPI)
+export WB_BUILD = $(B)
 # Without an FFTW-MPI to link, dfft is compiled out and reports that it is missing.
 FFTW_MPI_DEF = $(if $(strip $(FFTW_MPI_LIBS)),,-DWB_NO_FFTW_MPI)
 
@@ -51,8 +58,8 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-USER_CFLAGS := $(CFLAGS)
-override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
+USER_CFLAGS := $(strip $(CFLAGS) $(NATIVE_CFLAGS))
+override CFLAGS += $(NATIVE_CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
 override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 
@@ -255,7 +262,7 @@ test-install: deps-test  ## install into a temporary PREFIX (and a DESTDIR), run
 	bash tests/install/run.sh
 
 clean:
-	rm -rf build build-mpich build-san
+	rm -rf build build-mpich build-san build-native build-mpich-native
 
 help:                ## list the targets
 	@echo "make              build build/wulfbench"
@@ -278,6 +285,7 @@ help:                ## list the targets
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/ and build-mpich/"
 	@echo "make MPI=mpich ... the same against MPICH and its parallel HDF5, into build-mpich/"
-	@echo "knobs: MPI CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS FFTW_MPICH, or put them in make.local"
+	@echo "make NATIVE=1 ... the same compiled for this machine (-march=native), into build-native/"
+	@echo "knobs: MPI NATIVE CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS FFTW_MPICH, or put them in make.local"
 
 -include $(OBJ:.o=.d) $(FOBJ:.o=.d) $(SOBJ:.o=.d)
