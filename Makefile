@@ -206,7 +206,8 @@ test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
 bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
-	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/sendrecv_ref
+	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref
+	@$(MAKE) --no-print-directory NATIVE=1 all
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
@@ -215,6 +216,10 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, a
 
 $(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# The reference as a user would build it for the machine in hand (issue 24).
+$(B)/tests/fft_ref_native: tests/bench/fft_ref.c | $(B)/tests
+	$(CC) $(CFLAGS) -march=native -o $@ $< $(LDLIBS)
 
 bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
 	bash tests/bench/cluster_bench.sh
