@@ -40,16 +40,18 @@ struct kern_ops {
 #undef KATTR
 
 /* GCC and clang on x86-64 compile a function for an instruction set given by its attribute, so the
- * variants need no flags of their own and the baseline stays portable. */
+ * variants need no flags of their own and the baseline stays portable. The variants are the psABI
+ * levels rather than single features: AVX-512F alone widens the float loops, but the 16-bit
+ * conversion needs AVX-512BW and VL to run as fast as -march=native builds it. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define WB_KERN_X86 1
 #define KSUF avx2
-#define KATTR __attribute__((target("avx2")))
+#define KATTR __attribute__((target("arch=x86-64-v3")))
 #include "kernels_impl.h"
 #undef KSUF
 #undef KATTR
-#define KSUF avx512f
-#define KATTR __attribute__((target("avx512f")))
+#define KSUF avx512
+#define KATTR __attribute__((target("arch=x86-64-v4")))
 #include "kernels_impl.h"
 #undef KSUF
 #undef KATTR
@@ -67,8 +69,8 @@ struct kern_ops {
 #endif
 
 #if defined(WB_KERN_X86)
-const char *const wb_kern_variant_names[] = {"default", "avx2", "avx512f", NULL};
-static const struct kern_ops *const variants[] = {&ops_base, &ops_avx2, &ops_avx512f};
+const char *const wb_kern_variant_names[] = {"default", "avx2", "avx512", NULL};
+static const struct kern_ops *const variants[] = {&ops_base, &ops_avx2, &ops_avx512};
 #elif defined(__aarch64__) && defined(WB_KERN_SVE)
 const char *const wb_kern_variant_names[] = {"neon", "sve", NULL};
 static const struct kern_ops *const variants[] = {&ops_base, &ops_sve};
@@ -95,10 +97,19 @@ static int supported(int v)
 #if defined(WB_KERN_X86)
     __builtin_cpu_init();
     /* libgcc's answer also asks the OS (XGETBV) whether it saves the wide registers. */
+#if !defined(__clang__) && __GNUC__ >= 12
     if (v == 1)
-        return __builtin_cpu_supports("avx2");
+        return __builtin_cpu_supports("x86-64-v3");
     if (v == 2)
-        return __builtin_cpu_supports("avx512f");
+        return __builtin_cpu_supports("x86-64-v4");
+#else
+    if (v == 1)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+    if (v == 2)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512cd");
+#endif
 #elif defined(WB_KERN_SVE)
     if (v == 1)
         return (getauxval(AT_HWCAP) & HWCAP_SVE) != 0;

@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-/* Names of the variants this build holds, baseline first (x86-64: default, avx2, avx512f;
- * aarch64: neon, and sve when the compiler offers it); NULL-terminated. */
+/* Names of the variants this build holds, baseline first; NULL-terminated. x86-64: default (SSE2),
+ * avx2 (the psABI level x86-64-v3: AVX2, FMA, BMI2), avx512 (x86-64-v4: AVX-512 F, BW, CD, DQ, VL);
+ * aarch64: neon, and sve when the compiler offers it. */
 extern const char *const wb_kern_variant_names[];
 
 /* Pick the best variant this CPU runs. In the fault build WB_KERNEL_VARIANT=NAME forces one.
