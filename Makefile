@@ -237,7 +237,7 @@ DATADIR = $(PREFIX)/share/wulfbench
 DOCDIR  = $(PREFIX)/share/doc/wulfbench
 MANDIR  = $(PREFIX)/share/man/man1
 COMPDIR = $(PREFIX)/share/bash-completion/completions
-DOCS    = README.md docs/schema.md $(wildcard docs/cluster.md)
+DOCS    = README.md docs/schema.md $(wildcard docs/cluster.md docs/kernels.md)
 
 # Made by the program from its option tables, so they list what --help lists.
 $(B)/wulfbench.1: $(B)/wulfbench
