@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "kernels.h"
 #include "timer.h"
 
 #define PI 3.14159265358979323846
@@ -185,37 +186,26 @@ static int make_plans(struct wb_fft_kernel *k, int effort)
     return ok ? 0 : wb_error_set(WB_EFFTW, "FFTW could not plan a real transform of %lld points", (long long)k->n);
 }
 
-/* Windowed frame at samples + off into dst: 16-bit samples times the scaled window, in the kernel's precision. */
+/* Windowed frame at samples + off into dst: samples (16-bit or in the kernel's precision) times the
+ * scaled window, in the kernel's precision; the loops are the kernels module's, for this CPU. */
 static void load_f(const struct wb_fft_kernel *k, const void *samples, int64_t off, float *restrict dst)
 {
-    const float *restrict w = k->win;
-    if (k->input == WB_FFT_IN_S16) {
-        const int16_t *restrict s = (const int16_t *)samples + off;
-        for (int64_t i = 0; i < k->n; i++)
-            dst[i] = (float)s[i] * w[i];
-    } else if (k->window == WB_FFT_HANN) {
-        const float *restrict s = (const float *)samples + off;
-        for (int64_t i = 0; i < k->n; i++)
-            dst[i] = s[i] * w[i];
-    } else {
+    if (k->input == WB_FFT_IN_S16)
+        wb_kern_window_s16_f(dst, (const int16_t *)samples + off, k->win, k->n);
+    else if (k->window == WB_FFT_HANN)
+        wb_kern_window_f(dst, (const float *)samples + off, k->win, k->n);
+    else
         memcpy(dst, (const float *)samples + off, (size_t)k->n * sizeof *dst);
-    }
 }
 
 static void load_d(const struct wb_fft_kernel *k, const void *samples, int64_t off, double *restrict dst)
 {
-    const double *restrict w = k->win;
-    if (k->input == WB_FFT_IN_S16) {
-        const int16_t *restrict s = (const int16_t *)samples + off;
-        for (int64_t i = 0; i < k->n; i++)
-            dst[i] = (double)s[i] * w[i];
-    } else if (k->window == WB_FFT_HANN) {
-        const double *restrict s = (const double *)samples + off;
-        for (int64_t i = 0; i < k->n; i++)
-            dst[i] = s[i] * w[i];
-    } else {
+    if (k->input == WB_FFT_IN_S16)
+        wb_kern_window_s16_d(dst, (const int16_t *)samples + off, k->win, k->n);
+    else if (k->window == WB_FFT_HANN)
+        wb_kern_window_d(dst, (const double *)samples + off, k->win, k->n);
+    else
         memcpy(dst, (const double *)samples + off, (size_t)k->n * sizeof *dst);
-    }
 }
 
 static void load_frame(const struct wb_fft_kernel *k, const void *samples, int64_t off, int64_t slot)
@@ -238,40 +228,22 @@ static void execute_frame(const struct wb_fft_kernel *k, int64_t slot)
 static void reduce_f(const fftwf_complex *restrict c, int64_t nb, int result, void *restrict dst)
 {
     if (result == WB_FFT_SPECTRA) {
-        float *restrict mag = dst;
-        for (int64_t b = 0; b < nb; b++)
-            mag[b] = sqrtf(c[b][0] * c[b][0] + c[b][1] * c[b][1]);
+        wb_kern_mag_f(dst, (const float *)c, nb);
         return;
     }
-    float best = -1.0f;
-    int32_t at = 0;
-    for (int64_t b = 1; b < nb; b++) {
-        float m2 = c[b][0] * c[b][0] + c[b][1] * c[b][1];
-        if (m2 > best) {
-            best = m2;
-            at = (int32_t)b;
-        }
-    }
+    float best;
+    int32_t at = wb_kern_peak_f((const float *)c, nb, &best);
     *(struct wb_fft_peak *)dst = (struct wb_fft_peak){at, at ? sqrtf(best) : -1.0f};
 }
 
 static void reduce_d(const fftw_complex *restrict c, int64_t nb, int result, void *restrict dst)
 {
     if (result == WB_FFT_SPECTRA) {
-        double *restrict mag = dst;
-        for (int64_t b = 0; b < nb; b++)
-            mag[b] = sqrt(c[b][0] * c[b][0] + c[b][1] * c[b][1]);
+        wb_kern_mag_d(dst, (const double *)c, nb);
         return;
     }
-    double best = -1.0;
-    int32_t at = 0;
-    for (int64_t b = 1; b < nb; b++) {
-        double m2 = c[b][0] * c[b][0] + c[b][1] * c[b][1];
-        if (m2 > best) {
-            best = m2;
-            at = (int32_t)b;
-        }
-    }
+    double best;
+    int32_t at = wb_kern_peak_d((const double *)c, nb, &best);
     *(struct wb_fft_peak *)dst = (struct wb_fft_peak){at, at ? (float)sqrt(best) : -1.0f};
 }
 

@@ -46,7 +46,7 @@ void wb_fftmpi_destroy(struct wb_fftmpi **p) { *p = NULL; }
 void *wb_fftmpi_in(struct wb_fftmpi *p) { return NULL; }
 void *wb_fftmpi_out(struct wb_fftmpi *p) { return NULL; }
 void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s) {}
-void wb_fftmpi_backward(struct wb_fftmpi *p) {}
+void wb_fftmpi_backward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s) {}
 void wb_fftmpi_wisdom_broadcast(MPI_Comm comm) {}
 void wb_fftmpi_wisdom_gather(MPI_Comm comm) {}
 
@@ -270,6 +270,21 @@ void *wb_fftmpi_in(struct wb_fftmpi *p) { return p->buf; }
 
 void *wb_fftmpi_out(struct wb_fftmpi *p) { return p->out; }
 
+/* Four steps of a 2-D or 3-D transform, local FFTs and transposes alternating (the first a transpose
+ * when transpose_first), each timed into its phase; a NULL plan (a skipped step, or no rows here) runs nothing. */
+static void run_steps(const struct wb_fftmpi *p, void *const steps[4], int transpose_first, double *t_local_s,
+                      double *t_transpose_s)
+{
+    double t[2] = {0, 0};
+    for (int i = 0; i < 4; i++) {
+        double t0 = wb_timer_now_s();
+        run_plan(p, steps[i]);
+        t[(i + transpose_first) % 2] += wb_timer_now_s() - t0;
+    }
+    *t_local_s = t[0];
+    *t_transpose_s = t[1];
+}
+
 void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s)
 {
     if (p->l.dims == 1) {
@@ -277,31 +292,23 @@ void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpo
         *t_local_s = *t_transpose_s = NAN;
         return;
     }
-    double t0 = wb_timer_now_s();
-    run_plan(p, p->a_fwd);
-    double t1 = wb_timer_now_s();
-    run_plan(p, p->t_rows);
-    double t2 = wb_timer_now_s();
-    run_plan(p, p->b_fwd);
-    double t3 = wb_timer_now_s();
-    if (!p->l.transposed_out)
-        run_plan(p, p->t_cols);
-    double t4 = wb_timer_now_s();
-    *t_local_s = (t1 - t0) + (t3 - t2);
-    *t_transpose_s = (t2 - t1) + (t4 - t3);
+    void *const steps[4] = {p->a_fwd, p->t_rows, p->b_fwd, p->l.transposed_out ? NULL : p->t_cols};
+    run_steps(p, steps, 0, t_local_s, t_transpose_s);
 }
 
-void wb_fftmpi_backward(struct wb_fftmpi *p)
+void wb_fftmpi_backward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s)
 {
-    if (p->l.dims == 1) {
+    double tl = NAN, tt = NAN;
+    /* The forward's steps in reverse: a transposed output skips the first transpose back. */
+    void *const steps[4] = {p->l.transposed_out ? NULL : p->t_rows, p->b_bwd, p->t_cols, p->a_bwd};
+    if (p->l.dims == 1)
         run_plan(p, p->bwd_1d);
-        return;
-    }
-    if (!p->l.transposed_out)
-        run_plan(p, p->t_rows);
-    run_plan(p, p->b_bwd);
-    run_plan(p, p->t_cols);
-    run_plan(p, p->a_bwd);
+    else
+        run_steps(p, steps, 1, &tl, &tt);
+    if (t_local_s)
+        *t_local_s = tl;
+    if (t_transpose_s)
+        *t_transpose_s = tt;
 }
 
 void wb_fftmpi_wisdom_broadcast(MPI_Comm comm)

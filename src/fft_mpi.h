@@ -60,8 +60,9 @@ void *wb_fftmpi_out(struct wb_fftmpi *p);
  * *t_transpose_s those in FFTW-MPI transposes; in 1-D both are NaN (one FFTW-MPI plan does it all). */
 void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s);
 
-/* The unnormalised backward transform of the forward output, back into wb_fftmpi_in. Collective. */
-void wb_fftmpi_backward(struct wb_fftmpi *p);
+/* The unnormalised backward transform of the forward output, back into wb_fftmpi_in. Collective.
+ * Times by phase as wb_fftmpi_forward (either pointer may be NULL). */
+void wb_fftmpi_backward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s);
 
 /* Rank 0's wisdom (already imported there) to every rank: fftw_mpi_broadcast_wisdom. Collective. */
 void wb_fftmpi_wisdom_broadcast(MPI_Comm comm);

@@ -1,11 +1,13 @@
-/* `wulfbench info`: ranks, nodes, hosts, versions and the timer, printed by rank 0. */
+/* `wulfbench info`: ranks, nodes, hosts, versions, kernel variants and the timer, printed by rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "bench.h"
 #include "comm.h"
+#include "error.h"
 #include "fft.h"
 #include "fft_mpi.h"
+#include "kernels.h"
 #include "results.h"
 #include "sysinfo.h"
 #include "timer.h"
@@ -14,12 +16,32 @@
 #define WB_VERSION "unknown"
 #endif
 
+/* The kernel variant of every rank (one name when they agree), and the variants this build holds. */
+static void print_kernels(const int64_t *variant, int n)
+{
+    int same = 1;
+    for (int q = 1; q < n; q++)
+        same = same && variant[q] == variant[0];
+    printf("kernels        ");
+    if (same)
+        printf("%s on every rank", wb_kern_variant_names[variant[0]]);
+    for (int q = 0; !same && q < n; q++)
+        printf("%srank %d %s", q ? ", " : "", q, wb_kern_variant_names[variant[q]]);
+    printf(" (built:");
+    for (int v = 0; wb_kern_variant_names[v]; v++)
+        printf(" %s%s", wb_kern_variant_names[v], wb_kern_supported(wb_kern_variant_names[v]) ? "" : "(not here)");
+    printf(")\n");
+}
+
 int wb_info_run(const struct wb_options *o, struct wb_results *res)
 {
     int n = wb_comm_size(), nnodes = 0;
     struct wb_host *all = NULL;
     char mpi[512];
     int rc = wb_comm_gather_hosts(&all, &nnodes);
+    int64_t *variant = wb_comm_rank() == 0 ? calloc((size_t)n, sizeof *variant) : NULL;
+    rc = rc ? rc : wb_comm_agree(wb_comm_rank() == 0 && !variant ? wb_error_set(WB_ENOMEM, "out of memory") : 0);
+    rc = rc ? rc : wb_comm_gather_i64(wb_kern_variant_index(), variant);
     double tick = wb_timer_tick_s();
     if (rc == 0 && wb_comm_rank() == 0) {
         rc = wb_comm_library_version(mpi, sizeof mpi);
@@ -30,6 +52,7 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
         printf("FFTW           %s\n", wb_fft_version());
         printf("FFTW-MPI       %s\n", wb_fftmpi_available() ? "yes (dfft)" : "no: this build has no dfft");
         printf("HDF5           %s\n", wb_results_hdf5_version());
+        print_kernels(variant, n);
         printf("timer          MPI_Wtime, MPI_Wtick %.3g s, observed resolution %.3g s\n", MPI_Wtick(), tick);
         printf("%-5s %-5s %-24s %-40s %5s %9s %8s %7s %s\n", "#rank", "node", "hostname", "cpu", "cores", "mem_GiB",
                "MHz", "temp_C", "throttled");
@@ -40,5 +63,6 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
         fflush(stdout);
     }
     free(all);
+    free(variant);
     return rc;
 }

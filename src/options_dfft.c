@@ -10,7 +10,7 @@
 #include "fft_mpi.h"
 #include "optparse.h"
 
-enum { D_DIMS = 1, D_N, D_SHAPE, D_KIND, D_PRECISION, D_TRANSPOSED, D_PLAN, D_WISDOM, D_MAXMEM };
+enum { D_DIMS = 1, D_N, D_SHAPE, D_KIND, D_PRECISION, D_TRANSPOSED, D_PLAN, D_WISDOM, D_MAXMEM, D_DIRECTION };
 
 /* 2^30 points per dimension keeps every FFTW int size in range; memory runs out long before. */
 #define MAX_SIDE ((int64_t)1 << 30)
@@ -22,6 +22,8 @@ const struct wb_optdef wb_dfft_optdefs[] = {
     {"kind", 1, 0, D_KIND, "c2c|r2c", "complex or real input", "c2c in 1-D, as HPCC; r2c in 2-D, 3-D"},
     {"precision", 1, 0, D_PRECISION, "single|double", "FFTW precision", "double, as HPCC"},
     {"transposed-out", 0, 0, D_TRANSPOSED, NULL, "leave the output transposed (FFTW_MPI_TRANSPOSED_OUT order)", NULL},
+    {"direction", 1, 0, D_DIRECTION, "forward|backward|both",
+     "transforms timed: the forward, also the backward, or both with their mean as heFFTe reports it", "forward"},
     {"plan", 1, 0, D_PLAN, "estimate|measure|patient", "FFTW planning effort", "measure"},
     {"wisdom", 1, 0, D_WISDOM, "FILE", "FFTW wisdom shared with fft: rank 0 reads it, FFTW-MPI shares it", "none"},
     {"max-memory", 1, 0, D_MAXMEM, "SIZE", "refuse points needing more per node", "MemAvailable"},
@@ -30,6 +32,8 @@ const struct wb_optdef wb_dfft_optdefs[] = {
 
 const char wb_dfft_summary[] =
     "one large FFT spread over the ranks with FFTW-MPI: local FFTs and the all-to-all transpose";
+
+const char *const wb_dfft_direction_names[] = {"forward", "backward", "both", NULL};
 
 void wb_dfft_opts_defaults(struct wb_dfft_opts *t)
 {
@@ -103,6 +107,7 @@ int wb_dfft_opts_set(struct wb_dfft_opts *t, int id, const char *arg)
     case D_PRECISION: return wb_optparse_choice("--precision", arg, precisions, &t->precision);
     case D_TRANSPOSED: t->transposed_out = 1; return 0;
     case D_PLAN: return wb_optparse_choice("--plan", arg, plans, &t->plan);
+    case D_DIRECTION: return wb_optparse_choice("--direction", arg, wb_dfft_direction_names, &t->direction);
     case D_WISDOM:
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");

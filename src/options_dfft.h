@@ -6,6 +6,11 @@
 
 #include "optdef.h"
 
+/* --direction: the forward transform always runs and is timed (it makes the backward's input);
+ * backward and both time the backward too, and both also reports their mean, as heFFTe does. */
+enum wb_dfft_direction { WB_DFFT_FORWARD = 0, WB_DFFT_BACKWARD = 1, WB_DFFT_BOTH = 2 };
+extern const char *const wb_dfft_direction_names[];
+
 struct wb_dfft_opts {
     int dims;                   /* --dims 1|2|3; 0 until given (then from --shape, else 1) */
     int64_t *sizes;             /* --n: points per dimension, one point per value */
@@ -14,6 +19,7 @@ struct wb_dfft_opts {
     int kind;                   /* enum wb_fftmpi_kind; -1 until given (c2c in 1-D, r2c in 2-D and 3-D) */
     int precision;              /* enum wb_fft_precision (default double, as HPCC) */
     int transposed_out;         /* --transposed-out: skip the last transpose (2-D, 3-D) */
+    int direction;              /* enum wb_dfft_direction: which transforms are timed */
     int plan;                   /* enum wb_fft_effort */
     const char *wisdom;         /* --wisdom FILE, shared with fft */
     int64_t max_bytes;          /* --max-memory: per node; 0 = MemAvailable */

@@ -434,6 +434,34 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     return rc;
 }
 
+/* Each rank's kernel variant as an enum dataset, and the root attribute kernel_variant: the one
+ * name every rank uses, or "mixed" (a cluster of CPU generations). Collective. */
+static int write_kernel_variants(struct wb_results *r, const struct wb_run_info *info)
+{
+    if (!info->kernel_variant_names)
+        return 0;
+    int nnames = 0;
+    while (info->kernel_variant_names[nnames])
+        nnames++;
+    int64_t *all = r->rank == 0 ? calloc((size_t)r->nranks, sizeof *all) : NULL;
+    uint8_t *codes = r->rank == 0 ? calloc((size_t)r->nranks, 1) : NULL;
+    int rc = r->rank == 0 && (!all || !codes) ? wb_error_set(WB_ENOMEM, "out of memory for kernel variants") : 0;
+    rc = wb_comm_agree(rc);
+    rc = rc ? rc : wb_comm_gather_i64(info->kernel_variant, all);
+    const char *common = NULL;
+    for (int q = 0; rc == 0 && r->rank == 0 && q < r->nranks; q++) {
+        codes[q] = (uint8_t)all[q];
+        const char *name = all[q] >= 0 && all[q] < nnames ? info->kernel_variant_names[all[q]] : "unknown";
+        common = !q || (common && !strcmp(common, name)) ? name : NULL;
+    }
+    rc = rc ? rc : wb_results_attr_str(r, "/", "kernel_variant", common ? common : "mixed");
+    rc = rc ? rc : wb_results_write_enum(r, "/kernel_variant", (size_t)r->nranks, codes, info->kernel_variant_names,
+                                         nnames);
+    free(all);
+    free(codes);
+    return rc;
+}
+
 int wb_results_open(struct wb_results **out, const char *path, int force, const struct wb_run_info *info)
 {
     struct wb_results *r = calloc(1, sizeof *r);
@@ -457,6 +485,8 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
         rc = nnodes;
     if (rc == 0)
         rc = write_root_attrs(r, info, nnodes);
+    if (rc == 0)
+        rc = write_kernel_variants(r, info);
     if (rc == 0 && r->rank == 0) {
         wb_results_lock();
         rc = write_hosts(r);

@@ -34,12 +34,14 @@ struct wb_run_info {
     uint64_t seed;
     int baseline;             /* 1 for a one-process reference run */
     const char *fftw_version; /* from the fft module, which owns fftw3.h */
+    int kernel_variant;       /* this rank's index in kernel_variant_names (the kernels module's) */
+    const char *const *kernel_variant_names; /* NULL-terminated; NULL: not recorded */
 };
 
 /* Create PATH.partial with O_EXCL (PATH is decided on rank 0; NULL = results/wulfbench-<host>-<UTC>.h5),
  * refuse an existing PATH or PATH.partial unless force, and refuse a symlink or a folder at either
- * name even with force; write the root attributes (status "running", points_completed 0) and
- * /hosts, and flush. Every rank gets the same 0 or error. */
+ * name even with force; write the root attributes (status "running", points_completed 0), /hosts
+ * and /kernel_variant (each rank's, gathered), and flush. Every rank gets the same 0 or error. */
 int wb_results_open(struct wb_results **out, const char *path, int force, const struct wb_run_info *info);
 
 /* The final path of the file (rank 0; "" elsewhere). */

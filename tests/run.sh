@@ -11,6 +11,8 @@ case $WB_MPI in
   mpich) BUILD=build-mpich ;;
   *) echo "tests/run.sh: WB_MPI=$WB_MPI; use openmpi or mpich" >&2; exit 2 ;;
 esac
+# make NATIVE=1 names its own folder (build-native/); the unit suite runs that build's tests.
+BUILD=${WB_BUILD:-$BUILD}
 if [ "$WB_MPI" = openmpi ] && [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

@@ -10,6 +10,8 @@
 #
 # Knobs: ROUNDS (default 3), DFFT_REPS (default 5), SIZES_1D (default "1048576 4194304"),
 # SIDES_3D (default "128 256"), RANKS_3D (default "1 2 4"), MPICH=0 to skip the MPICH part.
+# The 3-D part runs r2c and c2c, --direction both, with and without --transposed-out, and a bibw
+# run per point at the transpose's per-peer message (section 2).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -56,10 +58,23 @@ for n in $SIZES_1D; do
   done
 done
 
+# 3-D: both directions (forward, and the mean as heFFTe reports it), with and without
+# FFTW_MPI_TRANSPOSED_OUT (forward skips the last transpose, backward the first), then the bibw of
+# ranks 0 and 1 at one transpose's message to each peer, measured in the same job.
 for side in $SIDES_3D; do
   for np in $RANKS_3D; do
-    echo "# 3-D r2c $side^3 on $np ranks" >&2
-    run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --reps "$DFFT_REPS" -q -o "$work/d3-$side-$np.h5"
+    for kind in r2c c2c; do
+      echo "# 3-D $kind $side^3 on $np ranks" >&2
+      run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
+        --reps "$DFFT_REPS" -q -o "$work/d3-$kind-$side-$np.h5"
+      run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
+        --transposed-out --reps "$DFFT_REPS" -q -o "$work/d3t-$kind-$side-$np.h5"
+      if [ "$np" -gt 1 ]; then
+        msg=$("$PYTHON" -c 'import sys, h5py; g = h5py.File(sys.argv[1])["dfft/p000"]
+print(max(1, int(g["bytes_transposed"][()].max()) // 2 // (int(sys.argv[2]) - 1)))' "$work/d3-$kind-$side-$np.h5" "$np")
+        run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw -m "$msg:$msg" -q -o "$work/bibw-$kind-$side-$np.h5"
+      fi
+    done
   done
 done
 
@@ -121,13 +136,25 @@ for n in sizes:
           f"MPIFFT {st.median(h['MPIFFT_Gflops'] for h in hp):6.2f}   "
           f"median paired ratio {st.median(ratios):5.2f}   (goal >= 1.0)")
 
-print("2. 3-D r2c double: GFLOPS (HPCC's count: 2.5 N log2 N) and the transpose's share of t_total")
-print(f"   {'shape':>10} {'ranks':>5} {'GFLOPS':>8} {'t_total ms':>11} {'transpose':>9} {'MB/s/rank':>10}")
+print("2. 3-D double: GFLOPS (HPCC's count: 5 N log2 N, r2c half) forward and the mean of both directions")
+print("   (heFFTe's figure), the transpose's share of t_total, and the slowest rank's transpose rate both")
+print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer;")
+print("   'T-out' rows leave the output transposed (FFTW_MPI_TRANSPOSED_OUT, and TRANSPOSED_IN back).")
+print(f"   {'shape':>10} {'kind':>4} {'ranks':>5} {'layout':>6} {'GFLOPS fwd':>10} {'mean':>7} {'transp fwd':>10}"
+      f" {'bwd':>6} {'MB/s/rank':>10} {'bibw MB/s':>10} {'over bibw':>9}")
 for side in sides:
     for np_ in ranks:
-        a = h5py.File(f"{work}/d3-{side}-{np_}.h5")["dfft/p000"].attrs
-        print(f"   {side:>4}^3     {np_:>5} {a['gflops']:8.2f} {a['t_total_median'] * 1e3:11.2f} "
-              f"{100 * a['transpose_share']:8.1f}% {a['transpose_Bps_min'] / 1e6:10.1f}")
+        for kind in ("r2c", "c2c"):
+            bibw = float("nan")
+            if np_ > 1:
+                g = h5py.File(f"{work}/bibw-{kind}-{side}-{np_}.h5")["transfer/bibw"]
+                bibw = float(np.ravel(g["bandwidth_Bps"][()])[-1])
+            for tag, name in (("d3", "slabs"), ("d3t", "T-out")):
+                a = h5py.File(f"{work}/{tag}-{kind}-{side}-{np_}.h5")["dfft/p000"].attrs
+                both_ways = 2 * a["transpose_Bps_min"]
+                print(f"   {side:>4}^3     {kind:>4} {np_:>5} {name:>6} {a['gflops']:10.2f} {a['gflops_mean']:7.2f}"
+                      f" {100 * a['transpose_share']:9.1f}% {100 * a['transpose_share_backward']:5.1f}%"
+                      f" {a['transpose_Bps_min'] / 1e6:10.1f} {bibw / 1e6:10.1f} {both_ways / bibw:9.2f}")
 
 if have_mpich:
     print("3. Open MPI vs MPICH on 2 ranks (same source, make MPI=mpich): medians of paired ratios")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Figures of the fft issues, measured side by side and printed as medians and ratios.
 # Nothing here passes or fails on speed: a shared machine is too noisy for that.
-# Knobs: ROUNDS (interleaved rounds, default 7), REPS (repetitions per run, default 9),
+# Knobs: ROUNDS (interleaved rounds, default 7; CROUNDS for the compute section, default 11),
+# REPS (repetitions per run, default 9), BENCH_CPU (the core the compute section pins to),
 # FRAMES (frame sizes, default "4096 1024 16384"), PRECISIONS (default "single double"),
 # MEM_FILES (file counts of the memory fit, default "16 32 64 128 256"),
 # SECTIONS (any of compute whole phase memory cluster; default all).
@@ -42,35 +43,84 @@ print(f"{label:34s} {1e3 * np.median(ab[:, 0]):10.2f} ms {1e3 * np.median(ab[:, 
 PY
 }
 
+# Paired-ratio statistics of the columns of file $2 (one line a round, seconds), for the pairs in $3:
+# "label a/b" items. Per pair: the median of paired ratios, a 20%-trimmed mean and the ratio of the
+# minima, the spread of the paired ratios (p10..p90) and a bootstrap 95% interval of the median,
+# and whether that interval is narrow enough (half-width < 2.5%) to decide a 5% difference.
+ratios() {
+  "$PYTHON" - "$1" "$2" "$3" <<'PY'
+import sys
+import numpy as np
+label, path, pairs = sys.argv[1], sys.argv[2], sys.argv[3].split()
+t = np.loadtxt(path, ndmin=2)
+cols = {"wb": 0, "wbn": 1, "wbm": 2, "ref": 3, "refn": 4}
+rng = np.random.default_rng(1)
+for name, a, b in zip(pairs[::3], pairs[1::3], pairs[2::3]):
+    r = t[:, cols[a]] / t[:, cols[b]]
+    k = len(r) // 5
+    trimmed = np.sort(r)[k:len(r) - k].mean()
+    boot = np.median(rng.choice(r, (2000, len(r))), axis=1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    p10, p90 = np.percentile(r, [10, 90])
+    verdict = "decides 5%" if (hi - lo) / 2 < 0.025 else "too noisy for 5%"
+    print(f"{label:14s} {name:26s} {np.median(r):6.3f} {trimmed:7.3f} {t[:, cols[a]].min() / t[:, cols[b]].min():6.3f}"
+          f"   [{p10:.3f}, {p90:.3f}]  CI [{lo:.3f}, {hi:.3f}] {verdict}")
+PY
+}
+
 if want compute; then
-  echo "== whole compute (window, convert, r2c, magnitudes): wulfbench t_compute against the best reference"
+  # Every process runs alone, pinned to one core (BENCH_CPU, default the last), so both sides of a
+  # pair see the same core and caches and no process migrates mid-run.
+  BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
+  PIN=(taskset -c "$BENCH_CPU")
+  command -v taskset >/dev/null || PIN=()
+  CROUNDS=${CROUNDS:-11}
+  WBN=${WBN:-build-native/wulfbench}
+  REFN=${REFN:-build/tests/fft_ref_native}
+  echo "== whole compute (window, convert, r2c, magnitudes): wulfbench t_compute against the reference pipeline"
   echo "   --baseline --sweep files --files 64 (5 s files, 44.1 kHz, 16-bit, hop frame/2); medians over $REPS reps"
-  echo "   per run, $ROUNDS interleaved rounds (reference, wulfbench, ...); ratio = median of paired ratios."
-  echo "   The reference plans FFTW_PATIENT; 'patient' runs wulfbench --plan patient on the reference's own"
-  echo "   wisdom (the same plan), 'measure' is wulfbench's default planning."
-  printf '%-34s %13s %13s %s\n' "" "wulfbench" "reference" "ratio [min, max]"
+  echo "   per run; $CROUNDS interleaved rounds, the order rotating each round, every process pinned to CPU"
+  echo "   $BENCH_CPU (${PIN[*]:-no taskset})."
+  echo "   The reference plans FFTW_PATIENT with its own best batch; 'ref' is built like wulfbench (-O3),"
+  echo "   'ref native' with -O3 -march=native, as a user would build it for the machine. wulfbench runs"
+  echo "   --plan patient on the reference's wisdom (the same plan), 'measure' is its default planning;"
+  echo "   'NATIVE=1' is wulfbench built with make NATIVE=1 ($WBN), against the portable build."
+  echo "   Columns: median of paired ratios, 20%-trimmed mean, ratio of minima, p10..p90 of the ratios,"
+  echo "   bootstrap 95% interval of the median."
+  printf '%-14s %-26s %6s %7s %6s\n' "" "" "median" "trimmed" "min"
   for prec in $PRECISIONS; do
     for frame in $FRAMES; do
       wis="$tmp/ref-$prec-$frame.wisdom"
-      : >"$tmp/pairs-patient" && : >"$tmp/pairs-measure"
-      batch=? wbatch=?
-      for ((r = 0; r < ROUNDS; r++)); do
-        out=$($REF pipeline "$prec" "$frame" 64 "$REPS" "$wis")
-        ref=$(field "$out" median_s)
-        batch=$(field "$out" batch)
-        for plan in patient measure; do
-          extra=()
-          [ "$plan" = patient ] && extra=(--wisdom "$wis")
-          $WB fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" --plan "$plan" \
-            "${extra[@]}" --reps "$REPS" -q --force -o "$tmp/c.h5" >/dev/null
-          echo "$(h5med "$tmp/c.h5" t_compute) $ref" >>"$tmp/pairs-$plan"
-          wbatch=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1])["fft/p000"].attrs["batch"])' "$tmp/c.h5")
+      pairs="$tmp/pairs-$prec-$frame"
+      : >"$pairs"
+      # The first reference run plans PATIENT and leaves the wisdom every later run shares.
+      "${PIN[@]}" $REF pipeline "$prec" "$frame" 64 1 "$wis" >/dev/null
+      for ((r = 0; r < CROUNDS; r++)); do
+        declare -A got=()
+        steps=(ref refn wb wbn wbm)
+        for ((i = 0; i < ${#steps[@]}; i++)); do
+          step=${steps[$(((i + r) % ${#steps[@]}))]}
+          case $step in
+            ref | refn)
+              bin=$REF; [ "$step" = refn ] && bin=$REFN
+              got[$step]=$(field "$("${PIN[@]}" "$bin" pipeline "$prec" "$frame" 64 "$REPS" "$wis")" median_s) ;;
+            *)
+              bin=$WB plan=(--plan patient --wisdom "$wis")
+              [ "$step" = wbn ] && bin=$WBN
+              [ "$step" = wbm ] && plan=(--plan measure)
+              "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" \
+                "${plan[@]}" --reps "$REPS" -q --force -o "$tmp/c.h5" >/dev/null
+              got[$step]=$(h5med "$tmp/c.h5" t_compute) ;;
+          esac
         done
+        echo "${got[wb]} ${got[wbn]} ${got[wbm]} ${got[ref]} ${got[refn]}" >>"$pairs"
+        unset got
       done
-      summary "$prec $frame patient (batch $wbatch/$batch)" "$tmp/pairs-patient"
-      summary "$prec $frame measure" "$tmp/pairs-measure"
+      ratios "$prec $frame" "$pairs" "wulfbench/ref wb ref wulfbench/ref_native wb refn measure/ref_native wbm refn NATIVE=1/portable wbn wb"
     done
   done
+  kv=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1]).attrs["kernel_variant"])' "$tmp/c.h5")
+  echo "   (kernel variant of the portable build here: $kv)"
 fi
 
 if want whole; then
