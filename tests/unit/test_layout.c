@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_fft_int.h"
-#include "error.h"
-#include "fft.h"
-#include "options_fft.h"
+#include "bench/fft/bench_fft_int.h"
+#include "core/error.h"
+#include "fftw/fft.h"
+#include "bench/fft/options_fft.h"
 #include "wbtest.h"
 
 static struct wb_fft_opts stft(int64_t frame, int64_t hop)

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_load_int.h"
-#include "options_load.h"
+#include "bench/load/bench_load_int.h"
+#include "bench/load/options_load.h"
 #include "wbtest.h"
 
 static struct wb_load_opts opts(int loop, double think_ms)

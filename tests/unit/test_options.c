@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "options.h"
-#include "optparse.h"
+#include "core/error.h"
+#include "bench/options.h"
+#include "core/optparse.h"
 #include "wbtest.h"
 
 /* Parses a command line given as words; returns the code. */

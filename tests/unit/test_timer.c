@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "timer.h"
+#include "core/timer.h"
 #include "wbtest.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fmax(1.0, fabs(b)); }

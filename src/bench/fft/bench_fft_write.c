@@ -1,0 +1,358 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/fft/bench_fft_int.h"
+#include "par/comm.h"
+#include "core/error.h"
+#include "fftw/fft.h"
+#include "bench/options.h"
+#include "core/report.h"
+#include "io/results.h"
+#include "core/timer.h"
+
+/* One point being written: its group, what was measured, and the figures its table row shows. */
+struct point_out {
+    struct wb_fftb_ctx *c;
+    int id;
+    const struct wb_fftb_point *p;
+    const struct wb_fftb_layout *l;
+    const struct wb_fftb_request *rq;
+    const struct wb_fftb_measured *m;
+    char g[64];
+    double seconds;               /* mean length of the request's files (root) */
+    double med_s[4];              /* median of the slowest rank: distribute, compute, fft, gather */
+    double med_slow_s[3];         /* medians of the slowest rank's distribute, compute, gather */
+    double med_over_s;            /* median of t_total - (slowest distribute + compute + gather) */
+    double *slow;                 /* [3][reps]: each repetition's slowest distribute, compute, gather */
+    double total_flops;
+    double *rates;                /* root: kB/s of every rank */
+};
+
+static const char *const phase_names[] = {"t_distribute", "t_compute", "t_fft", "t_gather"};
+
+static double phase_s(const struct wb_fftb_timing *t, int k)
+{
+    return k == 0 ? t->t_dist_s : k == 1 ? t->t_comp_s : k == 2 ? t->t_fft_s : t->t_gather_s;
+}
+
+/* The point's attributes: what was run and how. */
+static int write_attrs(struct point_out *w)
+{
+    struct wb_results *res = w->c->res;
+    const struct wb_fftb_ctx *c = w->c;
+    const struct wb_fft_opts *f = c->f;
+    const char *g = w->g;
+    int64_t sent;
+    double batch = 0;
+    int rc = wb_comm_sum_i64(w->m->bytes_in, &sent);
+    /* Each rank times its own batch; the file keeps the largest any rank chose. */
+    if (rc == 0)
+        rc = wb_comm_max_f64((double)c->batch, &batch);
+    for (int j = 0; c->rank == 0 && j < w->rq->nfiles; j++)
+        w->seconds += (double)w->rq->rows[j].samples / w->rq->rows[j].sample_rate / w->rq->nfiles;
+    wb_results_attr_str(res, g, "scenario", w->p->scenario);
+    wb_results_attr_str(res, g, "mode", wb_fft_mode_names[f->mode]);
+    wb_results_attr_str(res, g, "precision", wb_fft_precision_names[f->precision]);
+    wb_results_attr_i64(res, g, "frame", f->mode == WB_MODE_STFT ? f->frame : 0);
+    wb_results_attr_i64(res, g, "hop", f->mode == WB_MODE_STFT ? f->hop : 0);
+    wb_results_attr_str(res, g, "window", wb_fft_window_names[f->window]);
+    wb_results_attr_i64(res, g, "sample_rate", c->rank == 0 && w->rq->nfiles ? w->rq->rows[0].sample_rate : 0);
+    wb_results_attr_i64(res, g, "nfiles", w->p->nfiles);
+    wb_results_attr_f64(res, g, "seconds_per_file", w->seconds);
+    wb_results_attr_i64(res, g, "input_bytes", w->rq->audio_bytes);
+    wb_results_attr_i64(res, g, "sent_bytes", sent);
+    wb_results_attr_i64(res, g, "transforms", w->l->nunits);
+    wb_results_attr_i64(res, g, "reps", w->m->reps);
+    wb_results_attr_i64(res, g, "warmup", c->o->common.warmup);
+    wb_results_attr_str(res, g, "plan", wb_fft_effort_names[f->plan]);
+    wb_results_attr_i64(res, g, "batch", (int64_t)batch);
+    wb_results_attr_i64(res, g, "root_bytes_estimate", wb_fft_opts_point_bytes(f, w->p->nfiles, w->seconds));
+    wb_results_attr_str(res, g, "schedule", wb_schedule_names[f->schedule]);
+    wb_results_attr_i64(res, g, "root_computes", c->first_compute == 0);
+    wb_results_attr_str(res, g, "local", c->use_shm ? "shm" : "mpi");
+    wb_results_attr_str(res, g, "wire", c->input == WB_FFT_IN_S16 ? "s16" : f->precision ? "float64" : "float32");
+    wb_results_attr_str(res, g, "result", wb_fft_result_names[f->result]);
+    wb_results_attr_i64(res, g, "baseline", c->baseline);
+    wb_results_attr_str(res, g, "input", c->nfiles_in ? "wav" : "synthetic");
+    const struct wb_fftb_repinfo *ri = &w->m->info;
+    wb_results_attr_str(res, g, "reps_mode", ri->autom ? "auto" : "fixed");
+    wb_results_attr_str(res, g, "reps_stop_reason", wb_fftb_stop_names[ri->stop]);
+    wb_results_attr_f64(res, g, "target_ci", ri->autom ? f->target_ci : NAN);
+    wb_results_attr_f64(res, g, "ci_halfwidth_rel", ri->ci_halfwidth_rel);
+    wb_results_attr_i64(res, g, "unstable", ri->autom && ri->stop != WB_FFTB_STOP_TARGET_CI);
+    return rc;
+}
+
+/* Collective: per repetition, the distribute, compute and gather of the slowest rank (the largest sum of
+ * the three) into w->slow on every rank, so that with t_total they make one consistent repetition. */
+static int slowest_rank(struct point_out *w, double *col)
+{
+    int reps = w->m->reps;
+    const struct wb_fftb_timing *tm = w->m->tm;
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s;
+    int rc = wb_comm_max_f64_n(col, (size_t)reps);
+    for (int r = 0; r < reps; r++) {
+        int mine = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s == col[r];
+        w->slow[r] = mine ? tm[r].t_dist_s : -INFINITY;
+        w->slow[reps + r] = mine ? tm[r].t_comp_s : -INFINITY;
+        w->slow[2 * reps + r] = mine ? tm[r].t_gather_s : -INFINITY;
+    }
+    int mrc = wb_comm_max_f64_n(w->slow, (size_t)reps * 3);
+    return rc ? rc : mrc;
+}
+
+/* Root: per repetition, the slowest rank's phases over t_total (1 when they follow one another, more
+ * when they overlap), and what is left of t_total beside them; the table shows the medians. */
+static int write_overlap(struct point_out *w, double *col)
+{
+    int reps = w->m->reps;
+    double *over = malloc((size_t)reps * sizeof *over);
+    if (!over)
+        return wb_error_set(WB_ENOMEM, "out of memory");
+    for (int r = 0; r < reps; r++) {
+        double sum = w->slow[r] + w->slow[reps + r] + w->slow[2 * reps + r], total = w->m->tm[r].t_total_s;
+        col[r] = sum / total;
+        over[r] = total - sum;
+    }
+    w->med_over_s = wb_timer_median(over, (size_t)reps);
+    for (int k = 0; k < 3; k++)
+        w->med_slow_s[k] = wb_timer_median(w->slow + (size_t)k * (size_t)reps, (size_t)reps);
+    free(over);
+    char d[96];
+    uint64_t dims[1] = {(uint64_t)reps};
+    snprintf(d, sizeof d, "%s/overlap", w->g);
+    wb_results_write_f64(w->c->res, d, 1, dims, col, "1");
+    double med = wb_timer_median(col, (size_t)reps);
+    int rc = wb_results_attr_f64(w->c->res, d, "median", med);
+    int arc = wb_results_attr_f64(w->c->res, w->g, "overlap", med);
+    return rc ? rc : arc;
+}
+
+/* With --paired-baseline: rank 0's runs alone, under baseline/, shaped as a one-process point. */
+static int write_alone(struct point_out *w, double *col)
+{
+    const struct wb_fftb_timing *a = w->m->alone;
+    struct wb_results *res = w->c->res;
+    if (!w->c->paired)
+        return 0;
+    int reps = w->m->reps, rc;
+    char g[96], d[128];
+    snprintf(g, sizeof g, "%s/baseline", w->g);
+    rc = wb_results_group(res, g);
+    wb_results_attr_i64(res, g, "paired", 1);
+    wb_results_attr_str(res, g, "order", "cluster-first");
+    wb_results_attr_f64(res, g, "match_max_rel", w->m->info.alone_match);
+    static const char *const names[] = {"t_read", "t_total", "t_compute", "t_fft", "t_distribute", "t_gather"};
+    for (int k = 0; k < 6; k++) {
+        for (int r = 0; r < reps; r++)
+            col[r] = !a || k >= 4 ? 0.0 : k == 0 ? a[r].t_read_s : k == 1 ? a[r].t_total_s : k == 2 ? a[r].t_comp_s
+                                                                                              : a[r].t_fft_s;
+        uint64_t dims[2] = {(uint64_t)reps, 1};
+        snprintf(d, sizeof d, "%s/%s", g, names[k]);
+        rc = rc ? rc : wb_results_write_f64(res, d, k < 2 ? 1 : 2, dims, col, "s");
+    }
+    return rc;
+}
+
+/* t_read and t_total from the root, the phases per rank; med_s gets the table's medians. */
+static int write_times(struct point_out *w, double *col)
+{
+    struct wb_results *res = w->c->res;
+    int reps = w->m->reps, rc = 0;
+    char d[96];
+    uint64_t dims[1] = {(uint64_t)reps};
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_read_s;
+    snprintf(d, sizeof d, "%s/t_read", w->g);
+    wb_results_write_f64(res, d, 1, dims, col, "s");
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_total_s;
+    snprintf(d, sizeof d, "%s/t_total", w->g);
+    wb_results_write_f64(res, d, 1, dims, col, "s");
+    for (int k = 0; k < 4; k++) {
+        for (int r = 0; r < reps; r++)
+            col[r] = phase_s(&w->m->tm[r], k);
+        snprintf(d, sizeof d, "%s/%s", w->g, phase_names[k]);
+        rc = rc ? rc : wb_results_write_per_rank_f64(res, d, col, (size_t)reps, "s");
+        /* For the table: each repetition's slowest rank, then the median over repetitions. */
+        if (rc == 0)
+            rc = wb_comm_max_f64_n(col, (size_t)reps);
+        w->med_s[k] = wb_timer_median(col, (size_t)reps);
+    }
+    rc = rc ? rc : slowest_rank(w, col);
+    return rc ? rc : write_overlap(w, col);
+}
+
+/* Bytes, transforms and flops per rank. */
+static int write_counts(struct point_out *w, int rc)
+{
+    struct wb_results *res = w->c->res;
+    const char *const names[] = {"bytes_in", "bytes_out", "frames"}, *const units[] = {"bytes", "bytes", "count"};
+    const int64_t vals[] = {w->m->bytes_in, w->m->bytes_out, w->m->units};
+    char d[96];
+    for (int k = 0; k < 3; k++) {
+        int64_t iv = vals[k];
+        snprintf(d, sizeof d, "%s/%s", w->g, names[k]);
+        rc = rc ? rc : wb_results_write_per_rank_i64(res, d, &iv, 1, units[k]);
+    }
+    double flops = w->m->flops;
+    snprintf(d, sizeof d, "%s/flops", w->g);
+    rc = rc ? rc : wb_results_write_per_rank_f64(res, d, &flops, 1, "flop");
+    int src = wb_comm_sum_f64(flops, &w->total_flops);
+    return rc ? rc : src;
+}
+
+/* A rank's own rate: its share of the audio over its median distribute + compute + gather. */
+static int write_rates(struct point_out *w, double *col, int rc)
+{
+    struct wb_fftb_ctx *c = w->c;
+    int reps = w->m->reps;
+    int64_t audio_bytes = w->rq->audio_bytes;
+    int brc = wb_comm_bcast(&audio_bytes, sizeof audio_bytes, 0);
+    rc = rc ? rc : brc;
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_dist_s + w->m->tm[r].t_comp_s + w->m->tm[r].t_gather_s;
+    double busy_s = wb_timer_median(col, (size_t)reps);
+    double rank_kbps = w->l->nunits && w->m->units
+                           ? (double)audio_bytes * (double)w->m->units / (double)w->l->nunits / 1000.0 / busy_s
+                           : 0.0;
+    char d[96];
+    snprintf(d, sizeof d, "%s/rate_kBps", w->g);
+    rc = rc ? rc : wb_results_write_per_rank_f64(c->res, d, &rank_kbps, 1, "kB/s");
+    int grc = wb_comm_gather_f64(rank_kbps, w->rates);
+    return rc ? rc : grc;
+}
+
+static void write_verify(struct point_out *w, const struct wb_fftb_verdict *v)
+{
+    struct wb_results *res = w->c->res;
+    char d[96];
+    snprintf(d, sizeof d, "%s/inputs", w->g);
+    wb_results_write_inputs(res, d, w->rq->rows, w->c->rank == 0 ? (size_t)w->rq->nfiles : 0);
+    snprintf(d, sizeof d, "%s/verify", w->g);
+    wb_results_group(res, d);
+    wb_results_attr_i64(res, d, "passed", v->passed);
+    wb_results_attr_f64(res, d, "max_error", v->max_error);
+    wb_results_attr_str(res, d, "check", v->check);
+    wb_results_attr_f64(res, d, "parseval_max_rel", v->parseval);
+    wb_results_attr_f64(res, d, "roundtrip_max_rel", v->roundtrip);
+    wb_results_attr_f64(res, d, "crosscheck_max_rel", v->crosscheck);
+    wb_results_attr_f64(res, d, "dft_max_rel", v->dft);
+    wb_results_attr_i64(res, d, "tones_expected", v->tones_expected);
+    wb_results_attr_i64(res, d, "tones_found", v->tones_found);
+    wb_results_attr_f64(res, d, "tone_bin_error", v->tone_err);
+#ifdef WB_TEST_FAULTS
+    /* Test builds: the same results give the same digest, whatever batch or schedule made them. */
+    wb_results_attr_i64(res, d, "test_results_digest", (int64_t)v->digest);
+#endif
+}
+
+/* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured
+ * back to back), as its median with min and max. */
+static void print_paired(const struct point_out *w, double *col)
+{
+    if (!w->m->alone || !wb_report_enabled())
+        return;
+    int reps = w->m->reps;
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->alone[r].t_total_s / w->m->tm[r].t_total_s;
+    struct wb_stats st;
+    wb_timer_stats(col, (size_t)reps, &st);
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->alone[r].t_total_s;
+    wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
+                     1e3 * wb_timer_median(col, (size_t)reps), st.median, st.min, st.max, reps);
+}
+
+/* The point's table row (rank 0 prints), and with several ranks each rank's rate. */
+static void print_row(const struct point_out *w, const struct wb_fftb_verdict *v, double *col)
+{
+    const struct wb_fftb_ctx *c = w->c;
+    int reps = w->m->reps;
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_total_s;
+    double ttot = wb_timer_median(col, (size_t)reps);
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_read_s;
+    double t_read = wb_timer_median(col, (size_t)reps);
+    const double *med = w->med_s;
+    double kbps = (double)w->rq->audio_bytes / 1000.0 / ttot, gflops = w->total_flops / med[2] / 1e9;
+    wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
+                     w->id, w->p->scenario, w->p->nfiles, w->seconds, c->nranks, (long long)w->rq->audio_bytes,
+                     1e3 * t_read, 1e3 * w->med_slow_s[0], 1e3 * w->med_slow_s[1], 1e3 * med[2],
+                     1e3 * w->med_slow_s[2], 1e3 * w->med_over_s,
+                     1e3 * ttot, kbps, gflops, v->passed ? "ok" : "FAILED");
+    print_paired(w, col);
+    if (w->rates && c->nranks > 1 && wb_report_enabled()) {
+        char line[512];
+        int len = snprintf(line, sizeof line, "#      kB/s per rank:");
+        for (int q = 0; q < c->nranks && len < (int)sizeof line - 32; q++)
+            len += snprintf(line + len, sizeof line - (size_t)len, " %d:%.0f", q, w->rates[q]);
+        wb_report_printf("%s%s\n", line, len >= (int)sizeof line - 32 ? " ..." : "");
+    }
+}
+
+int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
+                        const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
+                        const struct wb_fftb_verdict *v)
+{
+    struct point_out w = {.c = c, .id = id, .p = p, .l = l, .rq = rq, .m = m};
+    snprintf(w.g, sizeof w.g, "/fft/p%03d", id);
+    int rc = wb_results_group(c->res, w.g);
+    int arc = write_attrs(&w);
+    double *col = malloc((size_t)(m->reps ? m->reps : 1) * sizeof *col);
+    w.slow = malloc((size_t)(m->reps ? m->reps : 1) * 3 * sizeof *w.slow);
+    w.rates = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *w.rates) : NULL;
+    int mrc = col && w.slow && (c->rank != 0 || w.rates) ? 0 : wb_error_set(WB_ENOMEM, "out of memory");
+    rc = wb_comm_agree(rc ? rc : arc ? arc : mrc);
+    if (rc == 0) {
+        rc = write_times(&w, col);
+        rc = write_counts(&w, rc);
+        rc = write_rates(&w, col, rc);
+        int brc = write_alone(&w, col);
+        int prc = wb_fftb_write_pipe(c, w.g, m);
+        rc = rc ? rc : brc ? brc : prc;
+        write_verify(&w, v);
+        /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
+        int frc = wb_results_flush(c->res);
+        rc = rc ? rc : frc;
+        if (rc == 0) {
+            print_row(&w, v, col);
+            if (c->rank == 0 && c->pipe.link_line[0])
+                wb_report_printf("%s", c->pipe.link_line);
+        }
+    }
+    free(w.rates);
+    free(w.slow);
+    free(col);
+    return rc;
+}
+
+void wb_fftb_print_header(const struct wb_fftb_ctx *c)
+{
+    const struct wb_fft_opts *f = c->f;
+    const char *ranks = c->nranks > 1 ? "s" : "";
+    if (f->mode == WB_MODE_STFT)
+        wb_report_printf("# wulfbench fft: stft frame %lld hop %lld, %s precision, %s schedule, %d rank%s%s\n",
+                         (long long)f->frame, (long long)f->hop, wb_fft_precision_names[f->precision],
+                         wb_schedule_names[f->schedule], c->nranks, ranks,
+                         c->baseline ? " (baseline: no messaging)" : c->first_compute ? ", root only distributes" : "");
+    else
+        wb_report_printf("# wulfbench fft: %s transform per file, %s precision, %s schedule, %d rank%s%s\n",
+                         wb_fft_mode_names[f->mode], wb_fft_precision_names[f->precision],
+                         wb_schedule_names[f->schedule], c->nranks, ranks,
+                         c->baseline ? " (baseline: no messaging)" : "");
+    if (c->o->common.reps_auto)
+        wb_report_printf("# reps: auto, until the 95%% CI of the median t_total is within %.1f%% (%d to %d reps)\n",
+                         100.0 * f->target_ci, f->min_reps, f->max_reps);
+    wb_report_printf("# times in ms: per repetition the slowest rank's t_dist, t_comp and t_gather (t_fft: the longest), and\n"
+                     "# t_over = t_total - t_dist - t_comp - t_gather (negative where phases overlap); each column is\n"
+                     "# the median over repetitions, so the columns add up per repetition, not as printed.\n"
+                     "# kB/s = audio bytes / 1000 / median t_total\n");
+    wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario",
+                     "files", "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather",
+                     "t_over", "t_total", "kB/s", "GFLOPS", "verify");
+}
