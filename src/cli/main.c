@@ -36,6 +36,8 @@ static void name_kept_file(int rc, FILE *out)
 static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
 {
     memset(o, 0, sizeof *o);
+    /* The watchdog counts sync points from the first one on (its messages name them). */
+    wb_comm_set_sync_hook(wb_watchdog_sync);
     int rc = wb_comm_init(argc, argv);
     *mpi_up = rc == 0;
     if (rc)
@@ -53,7 +55,7 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
     double stall_s = o->common.stall_timeout_s;
     if (stall_s > 0 && (!strcmp(o->cmd_name, "load") || !strcmp(o->cmd_name, "suite")))
         stall_s = fmax(stall_s, wb_load_opts_step_timeout_s(&o->load) + 60);
-    return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s));
+    return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s, wb_results_abandon));
 }
 
 /* The subcommand, inside its result file when it has one. Collective. */

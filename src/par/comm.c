@@ -11,10 +11,18 @@
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"
-#include "par/watchdog.h"
 
 static MPI_Comm world = MPI_COMM_NULL;
 static int my_rank, nranks = 1;
+static wb_comm_sync_hook sync_hook;
+
+void wb_comm_set_sync_hook(wb_comm_sync_hook hook) { sync_hook = hook; }
+
+static void synced(void)
+{
+    if (sync_hook)
+        sync_hook();
+}
 
 static int threads_provided = MPI_THREAD_SINGLE;
 static const char *threads_bad; /* a WB_MPI_THREADS value that is neither single nor funneled */
@@ -107,7 +115,7 @@ int wb_comm_check(int mpi_rc, const char *what)
 
 int wb_comm_agree(int rc)
 {
-    wb_watchdog_sync();
+    synced();
     int mine = rc ? my_rank : nranks, first = nranks;
     if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, world) != MPI_SUCCESS)
         return wb_error_set(WB_EMPI, "could not agree on the outcome between ranks");
@@ -234,7 +242,7 @@ int wb_comm_split_node(MPI_Comm *node, int *root_local)
 
 int wb_comm_barrier(void)
 {
-    wb_watchdog_sync();
+    synced();
     return wb_comm_check(MPI_Barrier(world), "MPI_Barrier");
 }
 

@@ -13,6 +13,12 @@ int wb_comm_threads_check(void);
 /* Local: the thread level MPI provided: single, funneled, serialized or multiple. */
 const char *wb_comm_threads_name(void);
 
+/* Called at every synchronisation point (wb_comm_agree, wb_comm_barrier) before its collective: how a
+ * higher layer (the watchdog, wired by main) learns of progress without comm calling up into it.
+ * Must be cheap and signal-safe. Set it from the main thread before the first sync point; NULL: none. */
+typedef void (*wb_comm_sync_hook)(void);
+void wb_comm_set_sync_hook(wb_comm_sync_hook hook);
+
 /* Finish MPI. Collective. 0 or WB_EMPI. */
 int wb_comm_finalize(void);
 

@@ -21,7 +21,6 @@
 
 #include "par/comm.h"
 #include "core/error.h"
-#include "io/results.h"
 
 #define MAX_ADDRS 8
 #define BEAT_S 0.5      /* heartbeat period */
@@ -46,6 +45,7 @@ static struct {
     pthread_t thread;
     int running, rank, nranks, sock, pipe_rd, pipe_wr;
     double t0_s, timeout_s, stall_s;
+    wb_watchdog_close_fn close_file;
     struct where at;
     double *heard_s; /* rank 0: when each rank was last heard from, 0 never */
     int64_t *syncs;  /* rank 0: the last sync point each rank reported */
@@ -148,7 +148,8 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     int points = 0;
     if (wd.nranks > 1 && !strcmp(status, "timeout"))
         describe_ranks(ranks, sizeof ranks);
-    int rc = wb_results_abandon(status, !strcmp(status, "interrupted") ? 0.7 : 3.0, path, sizeof path, &points);
+    double wait_s = !strcmp(status, "interrupted") ? 0.7 : 3.0;
+    int rc = wd.close_file ? wd.close_file(status, wait_s, path, sizeof path, &points) : 2;
     /* No file open: the main thread may have just closed it and be on its way out; let it go. */
     int on_thread = wd.running && pthread_equal(pthread_self(), wd.thread);
     for (int i = 0; on_thread && rc == 2 && i < 50; i++) {
@@ -295,8 +296,9 @@ static int setup_beats(void)
     return rc;
 }
 
-int wb_watchdog_start(double timeout_s, double stall_s)
+int wb_watchdog_start(double timeout_s, double stall_s, wb_watchdog_close_fn close_file)
 {
+    wd.close_file = close_file;
     wd.rank = wb_comm_rank();
     wd.nranks = wb_comm_size();
     wd.timeout_s = timeout_s;

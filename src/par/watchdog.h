@@ -4,12 +4,22 @@
 #ifndef WB_WATCHDOG_H
 #define WB_WATCHDOG_H
 
-/* Start the watchdog (timeout_s: whole-run deadline, 0 none; stall_s: longest time without a
- * sync point, 0 none) and the SIGINT/SIGTERM handlers. Ranks tell rank 0 they are alive with
- * small UDP datagrams from their watchdog threads. Collective (one broadcast). 0 or WB_E*. */
-int wb_watchdog_start(double timeout_s, double stall_s);
+#include <stddef.h>
 
-/* This rank reached a synchronisation point (an agree or barrier). Local, cheap, signal-free. */
+/* How rank 0's watchdog closes the result file as status ("timeout", "interrupted", ...), from its own
+ * thread: wait up to wait_s for the main thread, put the kept file in path[cap] and the flushed points
+ * in *points. 0 done, 1 the file stayed busy, 2 no file open, -1 a write failed (message set). Must
+ * call no MPI. The watchdog is given it (main passes wb_results_abandon), so it knows no file format. */
+typedef int (*wb_watchdog_close_fn)(const char *status, double wait_s, char *path, size_t cap, int *points);
+
+/* Start the watchdog (timeout_s: whole-run deadline, 0 none; stall_s: longest time without a
+ * sync point, 0 none; close_file: how it ends rank 0's file, NULL when there is none) and the
+ * SIGINT/SIGTERM handlers. Ranks tell rank 0 they are alive with small UDP datagrams from their
+ * watchdog threads. Collective (one broadcast). 0 or WB_E*. */
+int wb_watchdog_start(double timeout_s, double stall_s, wb_watchdog_close_fn close_file);
+
+/* This rank reached a synchronisation point (an agree or barrier; main makes it comm's sync hook).
+ * Local, cheap, signal-free. */
 void wb_watchdog_sync(void);
 
 /* Rank 0, main thread: a rank stopped answering and can join no collective again, so end the run
