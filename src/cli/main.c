@@ -1,7 +1,6 @@
 /* wulfbench: prolog (MPI, options, agreement), run (the subcommand's table entry, around its result
  * file), epilog (messages, finalize). The one exit path is at the end of main. */
 #define _POSIX_C_SOURCE 200809L
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,19 +50,16 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
     rc = wb_comm_agree(rc);
     if (rc)
         return rc;
-    /* A load step makes no sync point while it runs: the stall window covers the longest step. */
     double stall_s = o->common.stall_timeout_s;
-    if (stall_s > 0 && (!strcmp(o->cmd_name, "load") || !strcmp(o->cmd_name, "suite")))
-        stall_s = fmax(stall_s, wb_load_opts_step_timeout_s(&o->load) + 60);
+    if (o->sub->stall_window_s)
+        stall_s = o->sub->stall_window_s(o, stall_s);
     return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s, wb_results_abandon));
 }
 
 /* The subcommand, inside its result file when it has one. Collective. */
 static int run(struct wb_options *o)
 {
-    int transfer = !strcmp(o->cmd_name, "transfer");
-    /* transfer --list and --dry-run measure nothing, so they make no file. */
-    if (!o->sub->results_file || (transfer && wb_transfer_opts_no_file(&o->transfer)))
+    if (!o->sub->results_file || (o->sub->no_file && o->sub->no_file(o)))
         return wb_comm_agree(o->sub->run(o, NULL));
     wb_timer_tick_s();
     struct wb_run_info info = {o->cmd_name, o->common.label, o->command_line, o->common.seed, o->fft.baseline,
@@ -83,8 +79,7 @@ static int run(struct wb_options *o)
         wb_watchdog_end(wb_error_message());
     /* The close keeps the run's own error, or gives its own when the run went well. */
     rc = wb_results_close(&res, rc);
-    /* transfer --format csv|json keeps stdout for the document. */
-    name_kept_file(rc, transfer && o->transfer.format != WB_TRANSFER_FMT_TABLE ? stderr : stdout);
+    name_kept_file(rc, o->sub->stdout_taken && o->sub->stdout_taken(o) ? stderr : stdout);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 #include "cli/subcommand.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,40 +9,6 @@
 #include "core/error.h"
 #include "bench/options.h"
 #include "core/report.h"
-
-static void fft_defaults(struct wb_options *o) { wb_fft_opts_defaults(&o->fft); }
-static int fft_set(struct wb_options *o, int id, const char *arg) { return wb_fft_opts_set(&o->fft, id, arg); }
-static int fft_validate(struct wb_options *o) { return wb_fft_opts_validate(&o->fft); }
-static void fft_compact(struct wb_options *o) { wb_fft_opts_compact(&o->fft); }
-static void fft_free(struct wb_options *o) { wb_fft_opts_free(&o->fft); }
-
-static void transfer_defaults(struct wb_options *o) { wb_transfer_opts_defaults(&o->transfer); }
-static int transfer_set(struct wb_options *o, int id, const char *arg)
-{
-    return wb_transfer_opts_set(&o->transfer, id, arg);
-}
-static int transfer_validate(struct wb_options *o)
-{
-    /* --reps means repetitions everywhere; for transfer it fixes the count as -i does (not in suite,
-     * whose transfer part sizes its repetitions by time). */
-    if (o->common.reps_given && !o->common.reps_auto && o->transfer.iters == 0 && !strcmp(o->cmd_name, "transfer"))
-        o->transfer.iters = o->common.reps;
-    return wb_transfer_opts_validate(&o->transfer);
-}
-static void transfer_compact(struct wb_options *o) { wb_transfer_opts_compact(&o->transfer); }
-static void transfer_free(struct wb_options *o) { wb_transfer_opts_free(&o->transfer); }
-
-static void load_defaults(struct wb_options *o) { wb_load_opts_defaults(&o->load); }
-static int load_set(struct wb_options *o, int id, const char *arg) { return wb_load_opts_set(&o->load, id, arg); }
-static int load_validate(struct wb_options *o) { return wb_load_opts_validate(&o->load); }
-static void load_compact(struct wb_options *o) { wb_load_opts_compact(&o->load); }
-static void load_free(struct wb_options *o) { wb_load_opts_free(&o->load); }
-
-static void dfft_defaults(struct wb_options *o) { wb_dfft_opts_defaults(&o->dfft); }
-static int dfft_set(struct wb_options *o, int id, const char *arg) { return wb_dfft_opts_set(&o->dfft, id, arg); }
-static int dfft_validate(struct wb_options *o) { return wb_dfft_opts_validate(&o->dfft); }
-static void dfft_compact(struct wb_options *o) { wb_dfft_opts_compact(&o->dfft); }
-static void dfft_free(struct wb_options *o) { wb_dfft_opts_free(&o->dfft); }
 
 /* `suite`: every entry that has a compact form, compacted and checked as its own run would be. */
 static int suite_validate(struct wb_options *o)
@@ -80,19 +47,36 @@ static int suite_run(const struct wb_options *o, struct wb_results *res)
     return rc ? rc : failed ? WB_EVERIFY : 0;
 }
 
+/* `suite`: the widest stall window of the runs it makes. */
+static double suite_stall_window_s(const struct wb_options *o, double stall_s)
+{
+    double window = stall_s;
+    for (int i = 0; i < wb_nsubcommands; i++)
+        if (wb_subcommands[i].compact && wb_subcommands[i].stall_window_s)
+            window = fmax(window, wb_subcommands[i].stall_window_s(o, stall_s));
+    return window;
+}
+
 const struct wb_subcommand wb_subcommands[] = {
-    {"fft", wb_fft_summary, wb_fft_optdefs, fft_defaults, fft_set, fft_validate, fft_compact, fft_free,
-     wb_bench_fft_run, 1, 1, NULL},
-    {"transfer", wb_transfer_summary, wb_transfer_optdefs, transfer_defaults, transfer_set, transfer_validate,
-     transfer_compact, transfer_free, wb_bench_transfer_run, 1, 2, "at least 2 ranks"},
-    {"load", wb_load_summary, wb_load_optdefs, load_defaults, load_set, load_validate, load_compact, load_free,
-     wb_bench_load_run, 1, 2, "a head and at least one worker (2 ranks)"},
-    {"dfft", wb_dfft_summary, wb_dfft_optdefs, dfft_defaults, dfft_set, dfft_validate, dfft_compact, dfft_free,
-     wb_bench_dfft_run, 1, 1, NULL},
-    {"suite", "a compact run of fft, transfer, load and dfft (what `make run` starts)", NULL, NULL, NULL, suite_validate,
-     NULL, NULL, suite_run, 1, 0, NULL},
-    {"info", "what wulfbench detects: ranks, nodes, hosts, versions, timer", NULL, NULL, NULL, NULL, NULL, NULL,
-     wb_info_run, 0, 0, NULL},
+    {.name = "fft", .summary = wb_fft_summary, .defs = wb_fft_optdefs, .defaults = wb_fft_opts_defaults,
+     .set = wb_fft_opts_set, .validate = wb_fft_opts_validate, .compact = wb_fft_opts_compact,
+     .free = wb_fft_opts_free, .run = wb_bench_fft_run, .results_file = 1, .suite_min_ranks = 1},
+    {.name = "transfer", .summary = wb_transfer_summary, .defs = wb_transfer_optdefs,
+     .defaults = wb_transfer_opts_defaults, .set = wb_transfer_opts_set, .validate = wb_transfer_opts_validate,
+     .compact = wb_transfer_opts_compact, .free = wb_transfer_opts_free, .run = wb_bench_transfer_run,
+     .results_file = 1, .no_file = wb_transfer_opts_no_file, .stdout_taken = wb_transfer_opts_stdout_taken,
+     .suite_min_ranks = 2, .suite_needs = "at least 2 ranks"},
+    {.name = "load", .summary = wb_load_summary, .defs = wb_load_optdefs, .defaults = wb_load_opts_defaults,
+     .set = wb_load_opts_set, .validate = wb_load_opts_validate, .compact = wb_load_opts_compact,
+     .free = wb_load_opts_free, .run = wb_bench_load_run, .results_file = 1,
+     .stall_window_s = wb_load_opts_stall_window_s, .suite_min_ranks = 2,
+     .suite_needs = "a head and at least one worker (2 ranks)"},
+    {.name = "dfft", .summary = wb_dfft_summary, .defs = wb_dfft_optdefs, .defaults = wb_dfft_opts_defaults,
+     .set = wb_dfft_opts_set, .validate = wb_dfft_opts_validate, .compact = wb_dfft_opts_compact,
+     .free = wb_dfft_opts_free, .run = wb_bench_dfft_run, .results_file = 1, .suite_min_ranks = 1},
+    {.name = "suite", .summary = "a compact run of fft, transfer, load and dfft (what `make run` starts)",
+     .validate = suite_validate, .run = suite_run, .results_file = 1, .stall_window_s = suite_stall_window_s},
+    {.name = "info", .summary = "what wulfbench detects: ranks, nodes, hosts, versions, timer", .run = wb_info_run},
 };
 const int wb_nsubcommands = (int)(sizeof wb_subcommands / sizeof wb_subcommands[0]);
 

@@ -1,7 +1,7 @@
 /* subcommand: the one table of wulfbench's subcommands (name, options, defaults, checks, run, help),
  * the way IMB maps benchmark names to functions. main.c and options.c consult only this table.
- * Adding a subcommand is one entry in subcommand.c plus its own files (and its options struct in
- * struct wb_options). */
+ * Adding a subcommand is one entry in subcommand.c plus its own folder (and its options struct in
+ * struct wb_options): main knows no subcommand by name. */
 #ifndef WB_SUBCOMMAND_H
 #define WB_SUBCOMMAND_H
 
@@ -23,7 +23,11 @@ struct wb_subcommand {
     /* Collective. 0, WB_EVERIFY (the run completed, a check failed) or another error. res is NULL
      * when the entry writes no result file. */
     int (*run)(const struct wb_options *o, struct wb_results *res);
-    int results_file;                      /* 1: main opens the result file around run */
+    int results_file;                      /* 1: main opens the result file around run ... */
+    int (*no_file)(const struct wb_options *o);   /* ... unless this says these options measure nothing */
+    /* The stall window main gives the watchdog for --stall-timeout stall_s; NULL: stall_s itself. */
+    double (*stall_window_s)(const struct wb_options *o, double stall_s);
+    int (*stdout_taken)(const struct wb_options *o); /* 1: stdout is the run's document; main's lines go to stderr */
     int suite_min_ranks;                   /* `suite` skips it on fewer ranks ... */
     const char *suite_needs;               /* ... saying that it needs this */
 };

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/options.h"
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "fftw/fft_mpi.h"
@@ -31,8 +32,9 @@ const struct wb_optdef wb_dfft_optdefs[] = {
 const char wb_dfft_summary[] =
     "one large FFT spread over the ranks with FFTW-MPI: local FFTs and the all-to-all transpose";
 
-void wb_dfft_opts_defaults(struct wb_dfft_opts *t)
+void wb_dfft_opts_defaults(struct wb_options *o)
 {
+    struct wb_dfft_opts *t = &o->dfft;
     memset(t, 0, sizeof *t);
     t->kind = -1;
     t->precision = WB_FFT_DOUBLE;
@@ -77,8 +79,9 @@ static int parse_shape(struct wb_dfft_opts *t, const char *arg)
     return rc;
 }
 
-int wb_dfft_opts_set(struct wb_dfft_opts *t, int id, const char *arg)
+int wb_dfft_opts_set(struct wb_options *o, int id, const char *arg)
 {
+    struct wb_dfft_opts *t = &o->dfft;
     static const char *const kinds[] = {"c2c", "r2c", NULL};
     static const char *const precisions[] = {"single", "double", NULL};
     static const char *const plans[] = {"estimate", "measure", "patient", NULL};
@@ -116,8 +119,9 @@ int wb_dfft_opts_set(struct wb_dfft_opts *t, int id, const char *arg)
     return rc;
 }
 
-int wb_dfft_opts_validate(struct wb_dfft_opts *t)
+int wb_dfft_opts_validate(struct wb_options *o)
 {
+    struct wb_dfft_opts *t = &o->dfft;
     if (t->shape[0] && t->sizes)
         return wb_error_set(WB_EUSAGE, "give --n or --shape, not both");
     if (!t->dims)
@@ -151,8 +155,9 @@ int wb_dfft_opts_point(const struct wb_dfft_opts *t, int i, int64_t *n)
     return t->nsizes;
 }
 
-void wb_dfft_opts_compact(struct wb_dfft_opts *t)
+void wb_dfft_opts_compact(struct wb_options *o)
 {
+    struct wb_dfft_opts *t = &o->dfft;
     free(t->sizes);
     t->sizes = NULL;
     memset(t->shape, 0, sizeof t->shape);
@@ -162,8 +167,9 @@ void wb_dfft_opts_compact(struct wb_dfft_opts *t)
     wb_optparse_size_list("--n", "32,64", 2, MAX_SIDE, 64, &t->sizes, &t->nsizes);
 }
 
-void wb_dfft_opts_free(struct wb_dfft_opts *t)
+void wb_dfft_opts_free(struct wb_options *o)
 {
+    struct wb_dfft_opts *t = &o->dfft;
     free(t->sizes);
     t->sizes = NULL;
     t->nsizes = 0;

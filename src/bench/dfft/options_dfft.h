@@ -6,6 +6,10 @@
 
 #include "core/optdef.h"
 
+/* The subcommand table calls these five with the whole options (bench/options.h); each works on
+ * its own part, o->dfft. */
+struct wb_options;
+
 struct wb_dfft_opts {
     int dims;                   /* --dims 1|2|3; 0 until given (then from --shape, else 1) */
     int64_t *sizes;             /* --n: points per dimension, one point per value */
@@ -24,16 +28,16 @@ extern const struct wb_optdef wb_dfft_optdefs[];
 extern const char wb_dfft_summary[];
 
 /* Defaults before parsing. */
-void wb_dfft_opts_defaults(struct wb_dfft_opts *t);
+void wb_dfft_opts_defaults(struct wb_options *o);
 /* Apply option id with argument arg (NULL for flags). 0 or WB_EUSAGE. */
-int wb_dfft_opts_set(struct wb_dfft_opts *t, int id, const char *arg);
+int wb_dfft_opts_set(struct wb_options *o, int id, const char *arg);
 /* Check the combination after parsing and fill in what was left to defaults. 0 or WB_EUSAGE. */
-int wb_dfft_opts_validate(struct wb_dfft_opts *t);
+int wb_dfft_opts_validate(struct wb_options *o);
 /* A compact run for `wulfbench suite`: 3-D r2c of 32^3 and 64^3 (any rank count up to 32 splits it). */
-void wb_dfft_opts_compact(struct wb_dfft_opts *t);
+void wb_dfft_opts_compact(struct wb_options *o);
 /* The shape of point i (0 <= i < count) into n[3]; returns the count of points. */
 int wb_dfft_opts_point(const struct wb_dfft_opts *t, int i, int64_t *n);
 /* Free lists. */
-void wb_dfft_opts_free(struct wb_dfft_opts *t);
+void wb_dfft_opts_free(struct wb_options *o);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "core/audio.h"
 #include "bench/fft/options_fft.h"
+#include "bench/options.h"
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "core/optparse.h"
@@ -69,8 +70,9 @@ const char *const wb_fft_mode_names[] = {"stft", "whole", NULL};
 const char *const wb_schedule_names[] = {"pipelined", "phased", "dynamic", NULL};
 const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
 
-void wb_fft_opts_defaults(struct wb_fft_opts *t)
+void wb_fft_opts_defaults(struct wb_options *o)
 {
+    struct wb_fft_opts *t = &o->fft;
     memset(t, 0, sizeof *t);
     t->sweep = WB_SWEEP_BOTH;
     t->file_seconds = 5;
@@ -91,8 +93,9 @@ void wb_fft_opts_defaults(struct wb_fft_opts *t)
 
 /* A flat switch with one independent case per option: longer than 80 lines, but nothing in it depends on
  * anything else in it. */
-int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg)
+int wb_fft_opts_set(struct wb_options *o, int id, const char *arg)
 {
+    struct wb_fft_opts *t = &o->fft;
     static const char *const yesno[] = {"no", "yes", NULL};
     int64_t v;
     double d;
@@ -252,8 +255,9 @@ int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t)
     return most;
 }
 
-int wb_fft_opts_validate(struct wb_fft_opts *t)
+int wb_fft_opts_validate(struct wb_options *o)
 {
+    struct wb_fft_opts *t = &o->fft;
     int rc = set_default_lists(t);
     if (rc)
         return rc;
@@ -299,8 +303,9 @@ int wb_fft_opts_validate(struct wb_fft_opts *t)
     return 0;
 }
 
-void wb_fft_opts_compact(struct wb_fft_opts *t)
+void wb_fft_opts_compact(struct wb_options *o)
 {
+    struct wb_fft_opts *t = &o->fft;
     static const double seconds[] = {1, 5, 30};
     free(t->seconds);
     free(t->files);
@@ -316,8 +321,9 @@ void wb_fft_opts_compact(struct wb_fft_opts *t)
         t->paired_baseline = -1;
 }
 
-void wb_fft_opts_free(struct wb_fft_opts *t)
+void wb_fft_opts_free(struct wb_options *o)
 {
+    struct wb_fft_opts *t = &o->fft;
     free(t->inputs);
     free(t->seconds);
     free(t->files);

@@ -6,6 +6,10 @@
 
 #include "core/optdef.h"
 
+/* The subcommand table calls these five with the whole options (bench/options.h); each works on
+ * its own part, o->fft. */
+struct wb_options;
+
 enum wb_sweep { WB_SWEEP_BOTH, WB_SWEEP_SIZES, WB_SWEEP_FILES, WB_SWEEP_NONE };
 enum wb_fft_mode { WB_MODE_STFT, WB_MODE_WHOLE };
 /* pipelined: blocks in chunks, phases overlapped; phased: MPI_Scatterv, compute, MPI_Gatherv in turn. */
@@ -56,19 +60,19 @@ extern const struct wb_optdef wb_fft_optdefs[];
 extern const char wb_fft_summary[];
 
 /* Defaults before parsing. */
-void wb_fft_opts_defaults(struct wb_fft_opts *t);
+void wb_fft_opts_defaults(struct wb_options *o);
 /* Apply option id with argument arg (NULL for flags). 0 or WB_EUSAGE. */
-int wb_fft_opts_set(struct wb_fft_opts *t, int id, const char *arg);
+int wb_fft_opts_set(struct wb_options *o, int id, const char *arg);
 /* Check the combination after parsing. 0 or WB_EUSAGE. */
-int wb_fft_opts_validate(struct wb_fft_opts *t);
+int wb_fft_opts_validate(struct wb_options *o);
 /* A compact run for `wulfbench suite`. */
-void wb_fft_opts_compact(struct wb_fft_opts *t);
+void wb_fft_opts_compact(struct wb_options *o);
 /* Peak resident bytes of rank 0 for a point of nfiles files of seconds each: the request buffer,
  * the results, one file being decoded, and the program. */
 int64_t wb_fft_opts_point_bytes(const struct wb_fft_opts *t, int nfiles, double seconds);
 /* wb_fft_opts_point_bytes of the largest point of the sweeps (0 for --sweep none), for the memory guard. */
 int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t);
 /* Free lists. */
-void wb_fft_opts_free(struct wb_fft_opts *t);
+void wb_fft_opts_free(struct wb_options *o);
 
 #endif

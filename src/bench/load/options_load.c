@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench/options.h"
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "core/optparse.h"
@@ -55,8 +56,9 @@ const char wb_load_summary[] = "concurrent clients against a head node and its w
 
 static const double default_clients[] = {1, 2, 4};
 
-void wb_load_opts_defaults(struct wb_load_opts *t)
+void wb_load_opts_defaults(struct wb_options *o)
 {
+    struct wb_load_opts *t = &o->load;
     memset(t, 0, sizeof *t);
     t->loop = WB_LOAD_CLOSED;
     t->client_ranks = WB_LOAD_CLIENT_RANKS_AUTO;
@@ -73,9 +75,10 @@ void wb_load_opts_defaults(struct wb_load_opts *t)
     t->poll_us = 200.0;
 }
 
-void wb_load_opts_compact(struct wb_load_opts *t)
+void wb_load_opts_compact(struct wb_options *o)
 {
-    wb_load_opts_defaults(t);
+    struct wb_load_opts *t = &o->load;
+    wb_load_opts_defaults(o);
     t->ramp = 1;
     t->duration_s = 2.0;
     t->warmup_s = 0.5;
@@ -93,8 +96,9 @@ static void set_loads(struct wb_load_opts *t, const double *v, int n)
 const char *const wb_load_dispatch_names[] = {"dynamic", "round-robin", NULL};
 
 /* A flat switch with one case per option: longer than 80 lines, and clearer so than split. */
-int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg)
+int wb_load_opts_set(struct wb_options *o, int id, const char *arg)
 {
+    struct wb_load_opts *t = &o->load;
     int64_t v, *iv = NULL;
     double d, *dv = NULL;
     int k, n, rc = 0;
@@ -223,6 +227,11 @@ int wb_load_opts_loads(const struct wb_load_opts *t, const double **loads)
     return t->ramp ? 1 : (int)(sizeof default_clients / sizeof default_clients[0]);
 }
 
+double wb_load_opts_stall_window_s(const struct wb_options *o, double stall_s)
+{
+    return stall_s > 0 ? fmax(stall_s, wb_load_opts_step_timeout_s(&o->load) + 60) : stall_s;
+}
+
 double wb_load_opts_step_timeout_s(const struct wb_load_opts *t)
 {
     if (t->step_timeout_s > 0)
@@ -239,8 +248,9 @@ double wb_load_opts_max_load(const struct wb_load_opts *t)
     return t->loop == WB_LOAD_CLOSED ? 256.0 : 4096.0;
 }
 
-int wb_load_opts_validate(struct wb_load_opts *t)
+int wb_load_opts_validate(struct wb_options *o)
 {
+    struct wb_load_opts *t = &o->load;
     if (t->clients_given && t->rates_given)
         return wb_error_set(WB_EUSAGE, "--clients (closed loop) and --rates (open loop) exclude each other; give one");
     if (t->loop == WB_LOAD_OPEN && t->think_ms > 0)
@@ -263,4 +273,4 @@ int wb_load_opts_validate(struct wb_load_opts *t)
     return 0;
 }
 
-void wb_load_opts_free(struct wb_load_opts *t) { (void)t; }
+void wb_load_opts_free(struct wb_options *o) { (void)o; }

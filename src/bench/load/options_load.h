@@ -6,6 +6,10 @@
 
 #include "core/optdef.h"
 
+/* The subcommand table calls these five with the whole options (bench/options.h); each works on
+ * its own part, o->load. */
+struct wb_options;
+
 enum wb_load_loop { WB_LOAD_CLOSED = 0, WB_LOAD_OPEN = 1 };
 enum wb_load_dispatch { WB_LOAD_DYNAMIC = 0, WB_LOAD_ROUND_ROBIN = 1 };
 /* Names of the dispatch values, as options and result files spell them; NULL-terminated. */
@@ -52,23 +56,27 @@ extern const struct wb_optdef wb_load_optdefs[];
 extern const char wb_load_summary[];
 
 /* Defaults before parsing. */
-void wb_load_opts_defaults(struct wb_load_opts *t);
+void wb_load_opts_defaults(struct wb_options *o);
 /* Apply option id with argument arg (NULL for flags). 0 or WB_EUSAGE. */
-int wb_load_opts_set(struct wb_load_opts *t, int id, const char *arg);
+int wb_load_opts_set(struct wb_options *o, int id, const char *arg);
 /* Check the combination after parsing, given the common reps/warmup. 0 or WB_EUSAGE. */
-int wb_load_opts_validate(struct wb_load_opts *t);
+int wb_load_opts_validate(struct wb_options *o);
 /* Free lists. */
-void wb_load_opts_free(struct wb_load_opts *t);
+void wb_load_opts_free(struct wb_options *o);
 
 /* The short ramp `wulfbench suite` runs (closed loop from 1 client, 2 s steps, one 5 s file per
  * request; about 10-15 s on 2 cores). Replaces every field with defaults first; allocates nothing. */
-void wb_load_opts_compact(struct wb_load_opts *t);
+void wb_load_opts_compact(struct wb_options *o);
 
 /* The loads the run starts from: the list given, or the default; returns the count. */
 int wb_load_opts_loads(const struct wb_load_opts *t, const double **loads);
 
 /* The step timeout in seconds that applies (--step-timeout, or the automatic one). */
 double wb_load_opts_step_timeout_s(const struct wb_load_opts *t);
+
+/* The stall window for a run with --stall-timeout stall_s (0: none): a load step makes no sync point
+ * while it runs, so the window covers the longest step and a minute more. */
+double wb_load_opts_stall_window_s(const struct wb_options *o, double stall_s);
 
 /* The ramp's ceiling that applies (--max-load, or 256 clients / 4096 requests/s). */
 double wb_load_opts_max_load(const struct wb_load_opts *t);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bench/options.h"
 #include "core/error.h"
 #include "core/optparse.h"
 
@@ -109,8 +110,9 @@ static void set_sizes(struct wb_transfer_opts *t, int64_t lo, int64_t hi)
         t->sizes_bytes[t->nsizes++] = v;
 }
 
-void wb_transfer_opts_defaults(struct wb_transfer_opts *t)
+void wb_transfer_opts_defaults(struct wb_options *o)
 {
+    struct wb_transfer_opts *t = &o->transfer;
     memset(t, 0, sizeof *t);
     t->tests = ALL_TESTS;
     set_sizes(t, 1, INT64_C(4) << 20);
@@ -130,15 +132,18 @@ void wb_transfer_opts_defaults(struct wb_transfer_opts *t)
     t->format = WB_TRANSFER_FMT_TABLE;
 }
 
-void wb_transfer_opts_compact(struct wb_transfer_opts *t)
+void wb_transfer_opts_compact(struct wb_options *o)
 {
+    struct wb_transfer_opts *t = &o->transfer;
     t->tests = (1u << WB_TRANSFER_PINGPONG) | (1u << WB_TRANSFER_BW) | (1u << WB_TRANSFER_ALLREDUCE);
     set_sizes(t, 1, INT64_C(1) << 20);
     t->iters = 0;
     t->time_per_size_s = 0.05;
 }
 
-int wb_transfer_opts_no_file(const struct wb_transfer_opts *t) { return t->list || t->dry_run; }
+int wb_transfer_opts_no_file(const struct wb_options *o) { return o->transfer.list || o->transfer.dry_run; }
+
+int wb_transfer_opts_stdout_taken(const struct wb_options *o) { return o->transfer.format != WB_TRANSFER_FMT_TABLE; }
 
 /* The list of every test name, for messages. */
 static void all_names(char *out, size_t cap)
@@ -340,8 +345,9 @@ static int set_flag(struct wb_transfer_opts *t, int id, const char *arg, int *rc
 }
 
 /* A flat switch over the options: one case each. */
-int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
+int wb_transfer_opts_set(struct wb_options *o, int id, const char *arg)
 {
+    struct wb_transfer_opts *t = &o->transfer;
     int64_t v = 0;
     double d;
     int rc = 0;
@@ -412,8 +418,13 @@ int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg)
     return wb_error_set(WB_EUSAGE, "transfer: unknown option id %d", id);
 }
 
-int wb_transfer_opts_validate(struct wb_transfer_opts *t)
+int wb_transfer_opts_validate(struct wb_options *o)
 {
+    struct wb_transfer_opts *t = &o->transfer;
+    /* --reps means repetitions everywhere; for transfer it fixes the count as -i does (not in suite,
+     * whose transfer part sizes its repetitions by time). */
+    if (o->common.reps_given && !o->common.reps_auto && t->iters == 0 && !strcmp(o->cmd_name, "transfer"))
+        t->iters = o->common.reps;
     if (t->iters_min > t->iters_max)
         return wb_error_set(WB_EUSAGE, "--iters-min %d is above --iters-max %d", t->iters_min, t->iters_max);
     if (t->nsizes < 1)
@@ -433,8 +444,9 @@ int wb_transfer_opts_validate(struct wb_transfer_opts *t)
     return 0;
 }
 
-void wb_transfer_opts_free(struct wb_transfer_opts *t)
+void wb_transfer_opts_free(struct wb_options *o)
 {
+    struct wb_transfer_opts *t = &o->transfer;
     free(t->pairs);
     t->pairs = NULL;
     t->npairs = 0;

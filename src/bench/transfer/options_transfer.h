@@ -6,6 +6,10 @@
 
 #include "core/optdef.h"
 
+/* The subcommand table calls these five with the whole options (bench/options.h); each works on
+ * its own part, o->transfer. */
+struct wb_options;
+
 /* The tests, in the order they run; bit (1u << test) in wb_transfer_opts.tests. */
 enum wb_transfer_test {
     WB_TRANSFER_PINGPONG,
@@ -86,19 +90,21 @@ extern const struct wb_optdef wb_transfer_optdefs[];
 extern const char wb_transfer_summary[];
 
 /* Defaults before parsing. */
-void wb_transfer_opts_defaults(struct wb_transfer_opts *t);
+void wb_transfer_opts_defaults(struct wb_options *o);
 /* Apply option id with argument arg (NULL for flags). 0 or WB_EUSAGE. */
-int wb_transfer_opts_set(struct wb_transfer_opts *t, int id, const char *arg);
+int wb_transfer_opts_set(struct wb_options *o, int id, const char *arg);
 /* Check the combination after parsing and apply the defaults that depend on it
  * (--pairs all/shift: pingpong and bw at 8 B, 64 KiB, 1 MiB). 0 or WB_EUSAGE. */
-int wb_transfer_opts_validate(struct wb_transfer_opts *t);
+int wb_transfer_opts_validate(struct wb_options *o);
 /* Free lists. */
-void wb_transfer_opts_free(struct wb_transfer_opts *t);
+void wb_transfer_opts_free(struct wb_options *o);
 /* 1 when the run writes no result file (--list, --dry-run). */
-int wb_transfer_opts_no_file(const struct wb_transfer_opts *t);
+int wb_transfer_opts_no_file(const struct wb_options *o);
+/* 1 when stdout carries the document (--format csv|json), so other lines go to stderr. */
+int wb_transfer_opts_stdout_taken(const struct wb_options *o);
 
 /* The compact set `wulfbench suite` runs: pingpong, bw, allreduce at 1 B..1 MiB, iters auto
  * with 0.05 s per size; other fields keep their values (call after defaults). */
-void wb_transfer_opts_compact(struct wb_transfer_opts *t);
+void wb_transfer_opts_compact(struct wb_options *o);
 
 #endif
