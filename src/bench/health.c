@@ -88,7 +88,6 @@ void wb_health_begin(struct wb_health **out)
 struct reading {
     double temp_c_max, cpu_mhz_min;
     int32_t throttled;
-    char hostname[64];
 };
 
 static void stop(struct wb_health *h, struct reading *me)
@@ -97,8 +96,6 @@ static void stop(struct wb_health *h, struct reading *me)
     me->temp_c_max = NAN;
     me->cpu_mhz_min = NAN;
     me->throttled = -1;
-    if (gethostname(me->hostname, sizeof me->hostname - 1) != 0)
-        strcpy(me->hostname, "unknown");
     if (!h)
         return;
     pthread_mutex_lock(&h->lock);
@@ -126,7 +123,7 @@ static int write_nodes(struct wb_results *res, const char *group, const struct r
     for (int r = nranks - 1; all && r >= 0; r--) {
         struct wb_result_health *w = &rows[node[r]];
         w->node = node[r];
-        memcpy(w->hostname, all[r].hostname, sizeof w->hostname);
+        snprintf(w->hostname, sizeof w->hostname, "%s", wb_comm_hostname(r));
         w->temp_c_max = all[r].temp_c_max;
         w->throttled = all[r].throttled;
         w->cpu_mhz_min = all[r].cpu_mhz_min;
@@ -146,19 +143,15 @@ int wb_health_end(struct wb_health **hp, struct wb_results *res, const char *gro
     *hp = NULL;
     if (!res)
         return 0;
-    int nranks = wb_comm_size(), rank = wb_comm_rank();
-    int *node = calloc((size_t)nranks, sizeof *node);
+    int nranks = wb_comm_size(), rank = wb_comm_rank(), nnodes;
+    const int *node = wb_comm_node_map(&nnodes);
     struct reading *all = rank == 0 ? calloc((size_t)nranks, sizeof *all) : NULL;
-    int rc = wb_comm_agree(!node || (rank == 0 && !all) ? wb_error_set(WB_ENOMEM, "out of memory for health") : 0);
-    int nnodes = rc ? rc : wb_comm_nodes(node);
-    if (nnodes < 0)
-        rc = nnodes;
+    int rc = wb_comm_agree(rank == 0 && !all ? wb_error_set(WB_ENOMEM, "out of memory for health") : 0);
     if (rc == 0)
         rc = wb_comm_check(MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, wb_comm_world()),
                            "MPI_Gather of node health");
     if (rc == 0)
         rc = write_nodes(res, group, all, node, nranks, nnodes);
-    free(node);
     free(all);
     return wb_comm_agree(rc);
 }

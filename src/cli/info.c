@@ -18,14 +18,12 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
 {
     int n = wb_comm_size(), nnodes = 0;
     struct wb_host *all = NULL;
-    char mpi[512];
     int rc = wb_comm_gather_hosts(&all, &nnodes);
     double tick = wb_timer_tick_s();
     if (rc == 0 && wb_comm_rank() == 0) {
-        rc = wb_comm_library_version(mpi, sizeof mpi);
         printf("wulfbench %s\n", WB_VERSION);
         printf("ranks          %d on %d node%s\n", n, nnodes, nnodes == 1 ? "" : "s");
-        printf("MPI            %s\n", mpi);
+        printf("MPI            %s\n", wb_comm_library_version());
         printf("MPI threads    %s (WB_MPI_THREADS=single|funneled)\n", wb_comm_threads_name());
         printf("FFTW           %s\n", wb_fft_version());
         printf("FFTW-MPI       %s\n", wb_fftmpi_available() ? "yes (dfft)" : "no: this build has no dfft");

@@ -47,7 +47,6 @@ void *wb_fftmpi_in(struct wb_fftmpi *p) { return NULL; }
 void *wb_fftmpi_out(struct wb_fftmpi *p) { return NULL; }
 void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s) {}
 void wb_fftmpi_backward(struct wb_fftmpi *p) {}
-void wb_fftmpi_wisdom_broadcast(MPI_Comm comm) {}
 void wb_fftmpi_wisdom_gather(MPI_Comm comm) {}
 
 #else
@@ -302,12 +301,6 @@ void wb_fftmpi_backward(struct wb_fftmpi *p)
     run_plan(p, p->b_bwd);
     run_plan(p, p->t_cols);
     run_plan(p, p->a_bwd);
-}
-
-void wb_fftmpi_wisdom_broadcast(MPI_Comm comm)
-{
-    fftw_mpi_broadcast_wisdom(comm);
-    fftwf_mpi_broadcast_wisdom(comm);
 }
 
 void wb_fftmpi_wisdom_gather(MPI_Comm comm)

@@ -63,9 +63,6 @@ void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpo
 /* The unnormalised backward transform of the forward output, back into wb_fftmpi_in. Collective. */
 void wb_fftmpi_backward(struct wb_fftmpi *p);
 
-/* Rank 0's wisdom (already imported there) to every rank: fftw_mpi_broadcast_wisdom. Collective. */
-void wb_fftmpi_wisdom_broadcast(MPI_Comm comm);
-
 /* Every rank's wisdom to rank 0: fftw_mpi_gather_wisdom. Collective. */
 void wb_fftmpi_wisdom_gather(MPI_Comm comm);
 

@@ -335,28 +335,6 @@ static int write_hosts(struct wb_results *r)
     return rc;
 }
 
-/* Every rank's host facts, gathered on rank 0. Collective. */
-static int gather_hosts(struct wb_results *r)
-{
-    struct wb_host me;
-    wb_sysinfo_read(&me);
-    me.rank = r->rank;
-    int *node = calloc((size_t)r->nranks, sizeof *node);
-    if (!node)
-        return wb_error_set(WB_ENOMEM, "out of memory for the host table");
-    int nnodes = wb_comm_nodes(node);
-    me.node = nnodes > 0 ? node[r->rank] : 0;
-    free(node);
-    if (r->rank == 0) {
-        r->hosts = calloc((size_t)r->nranks, sizeof *r->hosts);
-        if (!r->hosts)
-            return wb_error_set(WB_ENOMEM, "out of memory for the host table");
-    }
-    int rc = wb_comm_check(MPI_Gather(&me, sizeof me, MPI_BYTE, r->hosts, sizeof me, MPI_BYTE, 0, wb_comm_world()),
-                           "MPI_Gather of host facts");
-    return rc ? rc : nnodes;
-}
-
 static void utc_now(char *out, size_t cap)
 {
     time_t now = time(NULL);
@@ -367,10 +345,7 @@ static void utc_now(char *out, size_t cap)
 
 static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info, int nnodes)
 {
-    char when[32], mpi[MPI_MAX_LIBRARY_VERSION_STRING] = "", hdf5[32], compiler[128];
-    int len = 0;
-    MPI_Get_library_version(mpi, &len);
-    mpi[strcspn(mpi, "\n")] = '\0';
+    char when[32], hdf5[32], compiler[128];
     /* The header's version, which HDF5 checks equals the library's at the first call; no call here
      * keeps HDF5 under the lock. */
     snprintf(hdf5, sizeof hdf5, "%d.%d.%d", H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE);
@@ -385,7 +360,7 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     } strs[] = {
         {"schema", "wulfbench/1"}, {"version", WB_VERSION}, {"git_rev", WB_GIT_REV}, {"created_utc", when},
         {"command_line", info->command_line}, {"label", info->label}, {"subcommand", info->subcommand},
-        {"mpi_library", mpi}, {"mpi_threads", wb_comm_threads_name()}, {"fftw_version", info->fftw_version}, {"hdf5_version", hdf5},
+        {"mpi_library", wb_comm_library_version()}, {"mpi_threads", wb_comm_threads_name()}, {"fftw_version", info->fftw_version}, {"hdf5_version", hdf5},
         {"compiler", compiler}, {"cflags", WB_CFLAGS}, {"status", "running"},
     };
     int rc = 0;
@@ -429,9 +404,9 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
         wb_results_unlock();
     }
     rc = wb_comm_agree(rc);
-    int nnodes = rc ? rc : gather_hosts(r);
-    if (nnodes < 0)
-        rc = nnodes;
+    int nnodes = 0;
+    if (rc == 0)
+        rc = wb_comm_gather_hosts(&r->hosts, &nnodes);
     if (rc == 0)
         rc = write_root_attrs(r, info, nnodes);
     if (rc == 0 && r->rank == 0) {

@@ -14,6 +14,11 @@
 
 static MPI_Comm world = MPI_COMM_NULL;
 static int my_rank, nranks = 1;
+/* Facts that hold for the whole run, found once at init: every rank's hostname, the node map made
+ * from them, and the MPI library's version line. */
+static char *host_names;     /* [nranks][MPI_MAX_PROCESSOR_NAME] */
+static int *node_of, node_count;
+static char library[MPI_MAX_LIBRARY_VERSION_STRING];
 static wb_comm_sync_hook sync_hook;
 
 void wb_comm_set_sync_hook(wb_comm_sync_hook hook) { sync_hook = hook; }
@@ -45,6 +50,32 @@ static int threads_wanted(void)
     return MPI_THREAD_SINGLE;
 }
 
+/* Ranks on one hostname share a node, numbered by first appearance. Collective; one Allgather. */
+static int map_nodes(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
+    if (gethostname(name, sizeof name - 1) != 0)
+        snprintf(name, sizeof name, "unknown");
+    host_names = calloc((size_t)nranks, MPI_MAX_PROCESSOR_NAME);
+    node_of = calloc((size_t)nranks, sizeof *node_of);
+    int rc = wb_comm_agree(host_names && node_of ? 0 : wb_error_set(WB_ENOMEM, "out of memory for host names"));
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, host_names, MPI_MAX_PROCESSOR_NAME,
+                                         MPI_CHAR, world),
+                           "MPI_Allgather of host names");
+    for (int r = 0; rc == 0 && r < nranks; r++) {
+        node_of[r] = -1;
+        for (int q = 0; q < r; q++)
+            if (strcmp(wb_comm_hostname(q), wb_comm_hostname(r)) == 0) {
+                node_of[r] = node_of[q];
+                break;
+            }
+        if (node_of[r] < 0)
+            node_of[r] = node_count++;
+    }
+    return rc;
+}
+
 int wb_comm_init(int *argc, char ***argv)
 {
     if (MPI_Init_thread(argc, argv, threads_wanted(), &threads_provided) != MPI_SUCCESS)
@@ -59,7 +90,12 @@ int wb_comm_init(int *argc, char ***argv)
         rc = wb_comm_check(MPI_Comm_rank(world, &my_rank), "MPI_Comm_rank");
     if (rc == 0)
         rc = wb_comm_check(MPI_Comm_size(world, &nranks), "MPI_Comm_size");
-    return rc;
+    if (rc == 0) {
+        int len = 0;
+        rc = wb_comm_check(MPI_Get_library_version(library, &len), "MPI_Get_library_version");
+        library[strcspn(library, "\n")] = '\0';
+    }
+    return rc ? rc : map_nodes();
 }
 
 int wb_comm_threads_check(void)
@@ -84,6 +120,10 @@ const char *wb_comm_threads_name(void)
 
 int wb_comm_finalize(void)
 {
+    free(host_names);
+    free(node_of);
+    host_names = NULL;
+    node_of = NULL;
     int rc = world != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&world), "MPI_Comm_free") : 0;
     int frc = wb_comm_check(MPI_Finalize(), "MPI_Finalize");
     return rc ? rc : frc;
@@ -201,31 +241,19 @@ int wb_comm_gather_i64(int64_t v, int64_t *out)
     return wb_comm_check(MPI_Gather(&v, 1, MPI_INT64_T, out, 1, MPI_INT64_T, 0, world), "MPI_Gather");
 }
 
-int wb_comm_nodes(int *node)
+const int *wb_comm_node_map(int *nnodes)
 {
-    char name[MPI_MAX_PROCESSOR_NAME] = {0};
-    if (gethostname(name, sizeof name - 1) != 0)
-        snprintf(name, sizeof name, "unknown");
-    char *all = calloc((size_t)nranks, MPI_MAX_PROCESSOR_NAME);
-    if (!all)
-        return wb_error_set(WB_ENOMEM, "out of memory for host names");
-    int rc = wb_comm_check(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
-                                         MPI_CHAR, world),
-                           "MPI_Allgather");
-    int nnodes = 0;
-    for (int r = 0; rc == 0 && r < nranks; r++) {
-        node[r] = -1;
-        for (int q = 0; q < r; q++)
-            if (strcmp(all + (size_t)q * MPI_MAX_PROCESSOR_NAME, all + (size_t)r * MPI_MAX_PROCESSOR_NAME) == 0) {
-                node[r] = node[q];
-                break;
-            }
-        if (node[r] < 0)
-            node[r] = nnodes++;
-    }
-    free(all);
-    return rc ? rc : nnodes;
+    if (nnodes)
+        *nnodes = node_count;
+    return node_of;
 }
+
+const char *wb_comm_hostname(int rank)
+{
+    return host_names && rank >= 0 && rank < nranks ? host_names + (size_t)rank * MPI_MAX_PROCESSOR_NAME : "unknown";
+}
+
+const char *wb_comm_library_version(void) { return library; }
 
 int wb_comm_split_node(MPI_Comm *node, int *root_local)
 {
@@ -245,6 +273,8 @@ int wb_comm_barrier(void)
     synced();
     return wb_comm_check(MPI_Barrier(world), "MPI_Barrier");
 }
+
+int wb_comm_shm_maps(const struct wb_comm_shm_group *g, int q) { return g->mapped && g->mapped[q]; }
 
 int wb_comm_shm_group_init(struct wb_comm_shm_group *g)
 {
@@ -315,36 +345,21 @@ int wb_comm_gather_hosts(struct wb_host **all, int *nnodes)
     me.rank = my_rank;
     *all = NULL;
     *nnodes = 0;
-    int *node = calloc((size_t)nranks, sizeof *node);
-    int rc = node ? 0 : wb_error_set(WB_ENOMEM, "out of memory for the host table");
-    if (rc == 0 && my_rank == 0 && !(*all = calloc((size_t)nranks, sizeof **all)))
+    me.node = node_of[my_rank];
+    int rc = 0;
+    if (my_rank == 0 && !(*all = calloc((size_t)nranks, sizeof **all)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for the host table");
     rc = wb_comm_agree(rc);
-    int n = rc ? rc : wb_comm_nodes(node);
-    if (n < 0)
-        rc = n;
-    me.node = rc == 0 ? node[my_rank] : 0;
     if (rc == 0)
         rc = wb_comm_check(MPI_Gather(&me, sizeof me, MPI_BYTE, *all, sizeof me, MPI_BYTE, 0, world),
                            "MPI_Gather of host facts");
-    free(node);
     if (rc) {
         free(*all);
         *all = NULL;
         return rc;
     }
-    *nnodes = n;
+    *nnodes = node_count;
     return 0;
-}
-
-int wb_comm_library_version(char *out, size_t cap)
-{
-    char text[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int len = 0;
-    int rc = wb_comm_check(MPI_Get_library_version(text, &len), "MPI_Get_library_version");
-    text[strcspn(text, "\n")] = '\0';
-    snprintf(out, cap, "%s", text);
-    return rc;
 }
 
 int wb_comm_wait_until(MPI_Request *r, MPI_Status *st, double deadline_abs_s, double poll_s, const char *what)

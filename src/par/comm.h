@@ -68,10 +68,13 @@ int wb_comm_gather_f64_n(const double *v, size_t n, double *out);
 /* Collective: gather one int64 per rank into out[nranks] on rank 0. */
 int wb_comm_gather_i64(int64_t v, int64_t *out);
 
-/* Collective: node index of every rank (ranks on the same hostname share one,
- * numbered by first appearance) into node[nranks] on all ranks; returns the
- * node count, or a negative error. */
-int wb_comm_nodes(int *node);
+/* Local, after wb_comm_init (which found them with one Allgather): the node index of every rank,
+ * [nranks] (ranks on the same hostname share one, numbered by first appearance), and the node count
+ * in *nnodes (may be NULL). The map is comm's; valid until wb_comm_finalize. */
+const int *wb_comm_node_map(int *nnodes);
+
+/* Local: rank's hostname as wb_comm_init gathered it ("unknown" out of range). */
+const char *wb_comm_hostname(int rank);
 
 /* Collective: a communicator of the ranks that share this rank's node (shared memory), and the
  * rank world rank 0 has in it, or -1 when rank 0 is on another node. Free with MPI_Comm_free. */
@@ -89,6 +92,9 @@ struct wb_comm_shm_group {
 /* Collective: build g (node communicators and who maps rank 0's memory). 0 or an error,
  * agreed on every rank. Free with wb_comm_shm_group_free. */
 int wb_comm_shm_group_init(struct wb_comm_shm_group *g);
+
+/* Local: 1 when rank q maps rank 0's memory in g (0 when g has no table). */
+int wb_comm_shm_maps(const struct wb_comm_shm_group *g, int q);
 
 /* Local: free the node communicator and the table; safe on a zeroed g. 0 or WB_EMPI. */
 int wb_comm_shm_group_free(struct wb_comm_shm_group *g);
@@ -117,8 +123,8 @@ struct wb_host;
  * 0 or an error, agreed on every rank. */
 int wb_comm_gather_hosts(struct wb_host **all, int *nnodes);
 
-/* Local: the first line of MPI_Get_library_version into out[cap]. 0 or WB_EMPI. */
-int wb_comm_library_version(char *out, size_t cap);
+/* Local: the first line of MPI_Get_library_version, read (and checked) once by wb_comm_init. */
+const char *wb_comm_library_version(void);
 
 /* Local: wait for r until deadline_abs_s (wb_timer_now_s time), polling with a back-off up to poll_s
  * (0 spins). On time-out r is cancelled, so a late message cannot land in a buffer the caller gives

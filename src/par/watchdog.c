@@ -270,13 +270,8 @@ static int open_root_socket(int one_node)
 /* Heartbeats are only for naming the rank that stopped; without them the watchdog still works. */
 static int setup_beats(void)
 {
-    int *node = calloc((size_t)wd.nranks, sizeof *node);
-    if (!node)
-        return wb_error_set(WB_ENOMEM, "out of memory");
-    int nnodes = wb_comm_nodes(node);
-    free(node);
-    if (nnodes < 0)
-        return nnodes;
+    int nnodes;
+    wb_comm_node_map(&nnodes);
     if (wd.rank == 0) {
         wd.at.nonce = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL) ^ (uint64_t)(now_s() * 1e9);
         wd.heard_s = calloc((size_t)wd.nranks, sizeof *wd.heard_s);

@@ -14,8 +14,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 # not a sibling.
 BELOW: dict[str, set[str]] = {
     "core": set(),
-    "fftw": {"core"},
     "par": {"core"},
+    "fftw": {"core", "par"},
     "io": {"core", "par"},
     "bench": {"core", "fftw", "par", "io"},
     "bench/*": {"core", "fftw", "par", "io", "bench"},

@@ -104,21 +104,6 @@ static int check_points(const struct dctx *c, MPI_Comm node)
     return rc;
 }
 
-/* Rank 0 reads and imports the wisdom file; FFTW-MPI broadcasts it. Collective. */
-static int load_wisdom(const struct dctx *c)
-{
-    char *w = NULL;
-    int64_t len = 0;
-    int rc = c->rank == 0 ? wb_fft_wisdom_read_file(c->d->wisdom, &w, &len) : 0;
-    if (rc == 0 && len > 0 && wb_fft_wisdom_import(w))
-        rc = wb_error_set(WB_EUSAGE, "--wisdom %s: %s; delete it to plan afresh", c->d->wisdom, wb_error_message());
-    free(w);
-    rc = wb_comm_agree(rc);
-    if (rc == 0)
-        wb_fftmpi_wisdom_broadcast(c->comm);
-    return rc;
-}
-
 /* FFTW-MPI gathers every rank's wisdom to rank 0, which saves it. Collective. */
 static void save_wisdom(const struct dctx *c)
 {
@@ -336,7 +321,7 @@ int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res)
     if (node != MPI_COMM_NULL)
         MPI_Comm_free(&node);
     if (rc == 0 && c.d->wisdom)
-        rc = load_wisdom(&c);
+        rc = wb_fft_wisdom_share(c.d->wisdom);
     if (rc == 0) {
         wb_report_printf("# wulfbench dfft: %d-D %s, %s precision, %d rank%s, FFTW-MPI slabs%s, plan %s\n",
                          c.d->dims, kinds[c.d->kind], precs[c.d->precision], c.nranks, c.nranks > 1 ? "s" : "",

@@ -317,33 +317,6 @@ static int build_points(const struct wb_fftb_ctx *c, struct wb_fftb_point **out,
     return 0;
 }
 
-/* Rank 0 reads the wisdom file and every rank imports it, so a cluster plans once. Collective. */
-static int share_wisdom(struct wb_fftb_ctx *c)
-{
-    char *w = NULL;
-    int64_t len = 0;
-    int rc = c->rank == 0 ? wb_fft_wisdom_read_file(c->f->wisdom, &w, &len) : 0;
-    rc = wb_comm_agree(rc);
-    if (rc == 0)
-        rc = wb_comm_bcast(&len, sizeof len, 0);
-    if (rc == 0 && len > 0) {
-        if (c->rank != 0 && !(w = malloc((size_t)len + 1)))
-            rc = wb_error_set(WB_ENOMEM, "out of memory");
-        rc = wb_comm_agree(rc);
-        if (rc == 0)
-            rc = wb_comm_bcast(w, (size_t)len, 0);
-        if (rc == 0) {
-            w[len] = '\0';
-            rc = wb_fft_wisdom_import(w);
-            if (rc)
-                rc = wb_error_set(WB_EUSAGE, "--wisdom %s: %s; delete it to plan afresh", c->f->wisdom,
-                                  wb_error_message());
-        }
-    }
-    free(w);
-    return wb_comm_agree(rc);
-}
-
 /* Collective: the context of a run: shared memory, inputs, how samples travel, wisdom. */
 static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
 {
@@ -372,7 +345,7 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
         rc = wb_comm_bcast(&c->input, sizeof c->input, 0);
     c->sb = wb_fft_input_bytes(c->input, o->fft.precision);
     if (rc == 0 && o->fft.wisdom)
-        rc = share_wisdom(c);
+        rc = wb_fft_wisdom_share(c->f->wisdom);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "par/comm.h"
 #include "core/error.h"
 #include "fftw/fft.h"
+#include "fftw/fft_wisdom.h"
 #include "bench/fft/options_fft.h"
 #include "core/report.h"
 #include "io/results.h"
@@ -105,9 +106,6 @@ static void chunk_samples(const struct wb_fftb_layout *l, int64_t u0, int64_t u1
         *s = wb_fftb_region_end(l, a);
 }
 
-/* Whether rank q maps the root's buffers (and so gets no messages). */
-static int mapped(const struct wb_fftb_ctx *c, int q) { return c->shm.mapped && c->shm.mapped[q]; }
-
 /* Root: every result receive and sample send of the point, posted at once, and who each receive is from. */
 struct root_reqs {
     MPI_Request *req;
@@ -126,7 +124,7 @@ static int root_post(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, cons
     for (int q = 1; q < c->nranks; q++) {
         int64_t u0, u1;
         wb_fftb_block(l->nunits, c->nranks, c->first_compute, q, &u0, &u1);
-        int64_t k = mapped(c, q) ? 1 : 2 * nchunks(u0, u1, ch);
+        int64_t k = wb_comm_shm_maps(&c->shm, q) ? 1 : 2 * nchunks(u0, u1, ch);
         total += k;
         most = nchunks(u0, u1, ch) > most ? nchunks(u0, u1, ch) : most;
     }
@@ -141,7 +139,7 @@ static int root_post(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, cons
             for (int q = 1; rc == 0 && q < c->nranks; q++) {
                 int64_t u0, u1, a, b, s, e;
                 wb_fftb_block(l->nunits, c->nranks, c->first_compute, q, &u0, &u1);
-                if (mapped(c, q)) {
+                if (wb_comm_shm_maps(&c->shm, q)) {
                     if (pass == 0 && k == 0) {
                         rr->from[rr->n] = q;
                         rc = wb_comm_check(MPI_Irecv(NULL, 0, MPI_BYTE, q, WB_FFTB_TAG_RESULT, w, &rr->req[rr->n++]),
@@ -342,7 +340,7 @@ int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
     int64_t u0, u1, s, me, e;
     wb_fftb_block(l->nunits, c->nranks, c->first_compute, c->rank, &u0, &u1);
     wb_fftb_region(l, rq->total_samples, c->nranks, c->first_compute, c->rank, &s, &me, &e);
-    int in_place = c->rank == 0 || mapped(c, c->rank);
+    int in_place = c->rank == 0 || wb_comm_shm_maps(&c->shm, c->rank);
     m->units = u1 - u0;
     m->bytes_in = u1 > u0 ? (e - s) * (int64_t)c->sb : 0;
     m->bytes_out = wb_fftb_result_span(l, u0, u1);
@@ -396,42 +394,23 @@ int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l)
     if (c->nranks == 1 || c->f->plan == WB_FFT_ESTIMATE || c->baseline)
         return 0;
     int rc = 0;
-    char *w = NULL;
     for (int64_t u = 0; c->rank == 0 && rc == 0 && u < l->nunits; u++) {
         struct wb_fft_kernel *k;
         if (u == 0 || l->units[u].n != l->units[u - 1].n)
             rc = wb_fftb_kernel_for(c, l->units[u].n, &k);
     }
-    if (rc == 0 && c->rank == 0 && !(w = wb_fft_wisdom_export()))
-        rc = wb_error_set(WB_ENOMEM, "out of memory for FFTW wisdom");
-    int64_t len = w ? (int64_t)strlen(w) : 0;
     rc = wb_comm_agree(rc);
-    rc = rc ? rc : wb_comm_bcast(&len, sizeof len, 0);
-    if (rc == 0 && c->rank != 0 && !(w = malloc((size_t)len + 1)))
-        rc = wb_error_set(WB_ENOMEM, "out of memory for FFTW wisdom");
-    rc = wb_comm_agree(rc);
-    rc = rc ? rc : wb_comm_bcast(w, (size_t)len + 1, 0);
-    if (rc == 0 && c->rank != 0)
-        rc = wb_fft_wisdom_import(w);
-    free(w);
-    return wb_comm_agree(rc);
+    return rc ? rc : wb_fft_wisdom_share(NULL);
 }
 
 /* Bytes of one request that crossed the head node's link: samples out to ranks on other nodes, their
  * results in. Collective; the sums on rank 0. */
 static int link_bytes(const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m, int64_t *out, int64_t *in)
 {
-    int *node = malloc((size_t)c->nranks * sizeof *node);
-    int rc = node ? 0 : wb_error_set(WB_ENOMEM, "out of memory");
-    rc = wb_comm_agree(rc);
-    if (rc)
-        return rc;
-    int n = wb_comm_nodes(node);
-    rc = n < 0 ? n : 0;
-    int away = rc == 0 && node[c->rank] != node[0];
+    const int *node = wb_comm_node_map(NULL);
+    int away = node[c->rank] != node[0];
     int64_t o = away ? m->bytes_in : 0, i = away ? m->bytes_out : 0;
-    free(node);
-    rc = rc ? rc : wb_comm_sum_i64(o, out);
+    int rc = wb_comm_sum_i64(o, out);
     return rc ? rc : wb_comm_sum_i64(i, in);
 }
 

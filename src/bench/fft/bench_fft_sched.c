@@ -22,9 +22,6 @@ static void plan_free(struct static_plan *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-/* Whether rank q maps the root's buffers (and so gets no copies). */
-static int mapped(const struct wb_fftb_ctx *c, int q) { return c->shm.mapped && c->shm.mapped[q]; }
-
 /* Root: what MPI_Scatterv sends and MPI_Gatherv receives per rank; ranks that map the buffers get nothing. */
 static int plan_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                        struct static_plan *sp)
@@ -42,7 +39,7 @@ static int plan_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, co
         wb_fftb_region(l, rq->total_samples, c->nranks, c->first_compute, q, &s, &m, &e);
         wb_fftb_block(l->nunits, c->nranks, c->first_compute, q, &a, &b);
         int64_t bytes = (m - s) * (int64_t)c->sb, off = s * (int64_t)c->sb, rb = wb_fftb_result_span(l, a, b);
-        if (mapped(c, q))
+        if (wb_comm_shm_maps(&c->shm, q))
             bytes = rb = 0;
         if (bytes > INT_MAX || off > INT_MAX || rb > INT_MAX || (b > a && l->units[a].res_off > INT_MAX))
             rc = wb_error_set(WB_ENOMEM, "rank %d would get %lld bytes at offset %lld, more than one MPI call "
@@ -82,7 +79,7 @@ static int scatter_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
         int64_t s, m, e;
         wb_fftb_region(l, rq->total_samples, c->nranks, c->first_compute, q, &s, &m, &e);
         sp->halo[q] = MPI_REQUEST_NULL;
-        if (e > m && !mapped(c, q))
+        if (e > m && !wb_comm_shm_maps(&c->shm, q))
             rc = wb_comm_check(MPI_Isend(rq->buf + (size_t)m * c->sb, (int)((e - m) * (int64_t)c->sb), MPI_BYTE, q,
                                          WB_FFTB_TAG_DATA, w, &sp->halo[q]),
                                "MPI_Isend of frame overlap");
@@ -131,7 +128,7 @@ static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     struct static_mine me;
     wb_fftb_block(l->nunits, c->nranks, c->first_compute, c->rank, &me.u0, &me.u1);
     wb_fftb_region(l, rq->total_samples, c->nranks, c->first_compute, c->rank, &me.start, &me.main_end, &me.end);
-    me.in_place = c->rank == 0 || mapped(c, c->rank);
+    me.in_place = c->rank == 0 || wb_comm_shm_maps(&c->shm, c->rank);
     m->units = me.u1 - me.u0;
     m->bytes_in = (me.end - me.start) * (int64_t)c->sb;
     int rc = me.in_place ? 0 : wb_fftb_ensure_buf(inbuf, inbuf_cap, m->bytes_in);

@@ -477,21 +477,17 @@ static int run_test(struct wb_transfer_run *r, int test, int shifted)
     return rc;
 }
 
-/* Rank 0 gets every rank's host name, for the link-map summaries. Collective. Host facts move to
- * comm at merge (issue 9); until then transfer gathers its own. */
-/* Rank 0: every rank's short host name, for the tables. Collective. */
+/* Rank 0: every rank's short host name (from comm's), for the link-map tables. Collective. */
 static int gather_hosts(struct wb_transfer_run *r)
 {
-    struct wb_host *all = NULL;
-    int nnodes, rc = wb_comm_gather_hosts(&all, &nnodes);
-    if (rc == 0 && r->rank == 0 && !(r->hosts = calloc((size_t)r->nranks, WB_TRANSFER_HOST_CAP)))
+    int rc = 0;
+    if (r->rank == 0 && !(r->hosts = calloc((size_t)r->nranks, WB_TRANSFER_HOST_CAP)))
         rc = wb_error_set(WB_ENOMEM, "out of memory for host names");
     for (int q = 0; rc == 0 && r->rank == 0 && q < r->nranks; q++) {
         char *h = r->hosts + (size_t)q * WB_TRANSFER_HOST_CAP;
-        snprintf(h, WB_TRANSFER_HOST_CAP, "%s", all[q].hostname);
+        snprintf(h, WB_TRANSFER_HOST_CAP, "%s", wb_comm_hostname(q));
         h[strcspn(h, ".")] = '\0';
     }
-    free(all);
     return wb_comm_agree(rc);
 }
 
@@ -515,14 +511,8 @@ static int count_runnable(const struct wb_transfer_run *r)
 /* Nodes, host names and the plan. Collective. */
 static int prepare(struct wb_transfer_run *r)
 {
-    r->node = calloc((size_t)r->nranks, sizeof *r->node);
-    int rc = wb_comm_agree(r->node ? 0 : wb_error_set(WB_ENOMEM, "out of memory for the node table"));
-    if (rc == 0) {
-        r->nnodes = wb_comm_nodes(r->node);
-        rc = r->nnodes < 0 ? r->nnodes : 0;
-    }
-    if (rc == 0)
-        rc = gather_hosts(r);
+    r->node = wb_comm_node_map(&r->nnodes);
+    int rc = gather_hosts(r);
     if (rc == 0) {
         wb_timer_tick_s();
         rc = wb_transfer_plan_make(r);
@@ -572,7 +562,6 @@ int wb_bench_transfer_run(const struct wb_options *o, struct wb_results *res)
     rc = prepare(&r);
     if (rc == 0 && !r.t->dry_run)
         rc = run_all(&r);
-    free(r.node);
     free(r.hosts);
     free(r.seq_bw);
     if (rc == 0 && r.failed) {

@@ -49,7 +49,7 @@ struct wb_transfer_run {
     const struct wb_transfer_opts *t;
     struct wb_results *res;     /* NULL: write nothing (--dry-run) */
     int rank, nranks, nnodes;
-    int *node;                  /* [nranks] node index of every rank */
+    const int *node;            /* [nranks] node index of every rank (comm's map) */
     char *hosts;                /* rank 0: [nranks][WB_TRANSFER_HOST_CAP] */
     struct wb_transfer_plan plan;
     double t_start_s;           /* when the run started */
