@@ -103,7 +103,7 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
     pr->m.flops = c->flops;
     rc = wb_comm_agree(rc);
     if (rc == 0)
-        rc = wb_fftb_sched_finish(c, t);
+        rc = wb_fftb_clock_finish(c, t);
     return wb_comm_agree(rc);
 }
 
@@ -352,7 +352,7 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
 static void teardown(struct wb_fftb_ctx *c)
 {
     wb_fftb_kernels_free(c);
-    wb_fftb_sched_free(c);
+    wb_fftb_clock_free(c);
     wb_fftb_inputs_free(c);
     wb_comm_shm_group_free(&c->shm);
     free(c->done_flags);

@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "bench/fft/options_fft.h"
+#include "fftw/fft_wisdom.h"
+#include "par/comm.h"
 
 int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **out)
 {
@@ -70,4 +72,18 @@ int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
 #endif
     *t_fft_s = t_fft;
     return 0;
+}
+
+int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l)
+{
+    if (c->nranks == 1 || c->f->plan == WB_FFT_ESTIMATE || c->baseline)
+        return 0;
+    int rc = 0;
+    for (int64_t u = 0; c->rank == 0 && rc == 0 && u < l->nunits; u++) {
+        struct wb_fft_kernel *k;
+        if (u == 0 || l->units[u].n != l->units[u - 1].n)
+            rc = wb_fftb_kernel_for(c, l->units[u].n, &k);
+    }
+    rc = wb_comm_agree(rc);
+    return rc ? rc : wb_fft_wisdom_share(NULL);
 }

@@ -227,3 +227,13 @@ void wb_fftb_inputs_free(struct wb_fftb_ctx *c)
     free(c->files);
     c->files = NULL;
 }
+
+int wb_fftb_ensure_buf(char **buf, int64_t *cap, int64_t nbytes)
+{
+    if (nbytes <= *cap)
+        return 0;
+    wb_fft_free(*buf);
+    *buf = wb_fft_alloc((size_t)nbytes);
+    *cap = *buf ? nbytes : 0;
+    return *buf ? 0 : wb_error_set(WB_ENOMEM, "out of memory for %lld bytes", (long long)nbytes);
+}

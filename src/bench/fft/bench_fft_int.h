@@ -209,33 +209,36 @@ int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, c
                         char *results, char **inbuf, int64_t *inbuf_cap, struct wb_fftb_timing *t,
                         struct wb_fftb_measured *m);
 
-/* bench_fft_pipe.c: the pipelined schedule, the chunk size, the phase clocks, the timeline and the
- * link figures. */
+/* bench_fft_pipe.c: the pipelined schedule. */
 
-/* Units per chunk of pipelined and dynamic for layout l: --chunk, or about 2 ms of the link (--link-rate,
- * else 100 Mbit/s) with at least 4 chunks per rank. WB_EUSAGE when --chunk exceeds a rank's block. Local,
- * the same on every rank. */
-int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk);
 /* Collective: blocks as in phased, each sent in chunks by MPI_Isend; ranks transform chunk k while
  * later chunks arrive and send its results at once; the root takes results in while it computes. */
 int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                           const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
                           int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+
+/* bench_fft_clock.c: every schedule's repetition clock: chunk size, timeline events, t_gather. */
+
+/* Units per chunk of pipelined and dynamic for layout l: --chunk, or about 2 ms of the link (--link-rate,
+ * else 100 Mbit/s) with at least 4 chunks per rank. WB_EUSAGE when --chunk exceeds a rank's block. Local,
+ * the same on every rank. */
+int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk);
 /* Local: start a repetition's clock and timeline. */
-int wb_fftb_pipe_start(struct wb_fftb_ctx *c);
+int wb_fftb_clock_start(struct wb_fftb_ctx *c);
 /* Local: note an event from absolute times a to b (wb_timer_now_s); the first events only, when many. */
-void wb_fftb_pipe_event(struct wb_fftb_ctx *c, int64_t chunk, int phase, double a, double b);
+void wb_fftb_clock_event(struct wb_fftb_ctx *c, int64_t chunk, int phase, double a, double b);
 /* Collective, after t_total is taken: t_gather of every rank, from its last transform until the root
  * held its last result (the root tells each rank when). */
-int wb_fftb_sched_finish(struct wb_fftb_ctx *c, struct wb_fftb_timing *t);
-/* Collective: the point's chunk_frames, link_* attributes and timeline dataset under group g; rank 0
- * prints the link use. */
-int wb_fftb_write_pipe(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m);
-/* Collective: rank 0 plans every length of l first and shares its wisdom, so every rank runs the same
- * plan for a length (FFTW_MEASURE may choose differently per rank). */
+int wb_fftb_clock_finish(struct wb_fftb_ctx *c, struct wb_fftb_timing *t);
+/* Local: free the clock's timeline and result times. */
+void wb_fftb_clock_free(struct wb_fftb_ctx *c);
+
+/* bench_fft_compute.c (with the kernel cache): rank 0 plans every length of l first and shares its
+ * wisdom, so every rank runs the same plan for a length (FFTW_MEASURE may choose differently per
+ * rank). Collective. */
 int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l);
-void wb_fftb_sched_free(struct wb_fftb_ctx *c);
-/* This rank's input buffer, grown to at least nbytes and kept across repetitions. Local. */
+/* bench_fft_input.c (with the root buffers): this rank's input buffer, grown to at least nbytes and
+ * kept across repetitions. Local. */
 int wb_fftb_ensure_buf(char **buf, int64_t *cap, int64_t nbytes);
 
 /* bench_fft_verify.c: checks the last repetition of a point: Parseval and round trip on every

@@ -10,80 +10,8 @@
 #include "par/comm.h"
 #include "core/error.h"
 #include "fftw/fft.h"
-#include "fftw/fft_wisdom.h"
 #include "bench/fft/options_fft.h"
-#include "core/report.h"
-#include "io/results.h"
 #include "core/timer.h"
-
-/* The line rate assumed when --link-rate is not given: 100 Mbit/s, a Raspberry Pi 3's port. */
-#define ASSUMED_RATE_BPS 12.5e6
-/* Seconds of the link one chunk should take: long enough that a message's overhead is small, short
- * enough that the first chunk arrives soon and the last leaves little to do after the link is idle. */
-#define CHUNK_LINK_S 0.002
-/* A timeline keeps at most this many events over all ranks. */
-#define TIMELINE_MAX 4096
-
-int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk)
-{
-    int workers = c->nranks - c->first_compute;
-    int64_t biggest = (l->nunits + workers - 1) / workers, smallest = l->nunits / workers;
-    const char *what = c->f->mode == WB_MODE_STFT ? "frames" : "files";
-    if (c->f->chunk > 0 && c->f->chunk > biggest && l->nunits > 0)
-        return wb_error_set(WB_EUSAGE, "--chunk %lld is larger than a rank's block (%lld %s of %lld on %d computing "
-                                       "rank%s); give --chunk %lld or less, or leave it out",
-                            (long long)c->f->chunk, (long long)biggest, what, (long long)l->nunits, workers,
-                            workers > 1 ? "s" : "", (long long)(biggest ? biggest : 1));
-    if (c->f->chunk > 0) {
-        *chunk = c->f->chunk;
-        return 0;
-    }
-    double rate = isfinite(c->f->link_rate_Bps) ? c->f->link_rate_Bps : ASSUMED_RATE_BPS;
-    int64_t samples = l->nunits ? wb_fftb_region_end(l, l->nunits) - wb_fftb_region_start(l, 0) : 0;
-    double unit_bytes = l->nunits ? (double)samples * (double)c->sb / (double)l->nunits : 1.0;
-    int64_t k = (int64_t)(rate * CHUNK_LINK_S / fmax(unit_bytes, 1.0));
-    int64_t cap = smallest / 4;
-    k = k < cap ? k : cap;
-    *chunk = k > 1 ? k : 1;
-    return 0;
-}
-
-int wb_fftb_ensure_buf(char **buf, int64_t *cap, int64_t nbytes)
-{
-    if (nbytes <= *cap)
-        return 0;
-    wb_fft_free(*buf);
-    *buf = wb_fft_alloc((size_t)nbytes);
-    *cap = *buf ? nbytes : 0;
-    return *buf ? 0 : wb_error_set(WB_ENOMEM, "out of memory for %lld bytes", (long long)nbytes);
-}
-
-int wb_fftb_pipe_start(struct wb_fftb_ctx *c)
-{
-    struct wb_fftb_pipe *p = &c->pipe;
-    p->t0_s = wb_timer_now_s();
-    p->t_ready_s = 0;
-    p->nev = 0;
-    if (!p->ev) {
-        int per = TIMELINE_MAX / c->nranks;
-        p->ev_cap = per > 16 ? per : 16;
-        p->ev = malloc((size_t)p->ev_cap * sizeof *p->ev);
-    }
-    if (c->rank == 0 && !p->t_held_s)
-        p->t_held_s = calloc((size_t)c->nranks, sizeof *p->t_held_s);
-    if (c->rank == 0 && p->t_held_s)
-        memset(p->t_held_s, 0, (size_t)c->nranks * sizeof *p->t_held_s);
-    if (!p->ev || (c->rank == 0 && !p->t_held_s))
-        return wb_error_set(WB_ENOMEM, "out of memory for the timeline");
-    return 0;
-}
-
-void wb_fftb_pipe_event(struct wb_fftb_ctx *c, int64_t chunk, int phase, double a, double b)
-{
-    struct wb_fftb_pipe *p = &c->pipe;
-    if (p->nev < p->ev_cap)
-        p->ev[p->nev++] = (struct wb_fftb_event){(int32_t)chunk, phase, a - p->t0_s, b - p->t0_s};
-}
 
 /* A rank's block split in chunks of ch units: chunk k is units [*a, *b). */
 static int64_t nchunks(int64_t u0, int64_t u1, int64_t ch) { return u1 > u0 ? (u1 - u0 + ch - 1) / ch : 0; }
@@ -192,7 +120,7 @@ static int compute_chunk(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, 
     t->t_comp_s += t2 - t1;
     t->t_fft_s += tf;
     c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-    wb_fftb_pipe_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
+    wb_fftb_clock_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
     return rc;
 }
 
@@ -240,7 +168,7 @@ static int sends_done(struct wb_fftb_ctx *c, MPI_Request *sends, const double *p
                       : wb_comm_check(MPI_Test(&sends[*open], &flag, MPI_STATUS_IGNORE), "MPI_Test of a result send");
         if (rc || !flag)
             return rc;
-        wb_fftb_pipe_event(c, *open, WB_FFTB_EV_SEND, posted_at[*open], wb_timer_now_s());
+        wb_fftb_clock_event(c, *open, WB_FFTB_EV_SEND, posted_at[*open], wb_timer_now_s());
         ++*open;
     }
     return 0;
@@ -272,7 +200,7 @@ static int worker_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int
         chunk_units(u0, u1, ch, k, &a, &b);
         rc = wb_comm_check(MPI_Wait(&rq[k], MPI_STATUS_IGNORE), "MPI_Wait for samples");
         double t1 = wb_timer_now_s(), tf = 0;
-        wb_fftb_pipe_event(c, k, WB_FFTB_EV_RECV, prev, t1);
+        wb_fftb_clock_event(c, k, WB_FFTB_EV_RECV, prev, t1);
         prev = t1;
         t->t_dist_s = t1 - c->pipe.t0_s;
         char *dst = myres + (l->units[a].res_off - l->units[u0].res_off);
@@ -282,7 +210,7 @@ static int worker_run(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int
         t->t_comp_s += t2 - t1;
         t->t_fft_s += tf;
         c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-        wb_fftb_pipe_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
+        wb_fftb_clock_event(c, k, WB_FFTB_EV_COMPUTE, t1, t2);
         posted[k] = t2;
         if (rc == 0)
             rc = wb_comm_check(MPI_Isend(dst, crc ? 0 : (int)wb_fftb_result_span(l, a, b), MPI_BYTE, 0,
@@ -344,7 +272,7 @@ int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
     m->units = u1 - u0;
     m->bytes_in = u1 > u0 ? (e - s) * (int64_t)c->sb : 0;
     m->bytes_out = wb_fftb_result_span(l, u0, u1);
-    int rc = wb_fftb_pipe_start(c);
+    int rc = wb_fftb_clock_start(c);
     rc = rc ? rc : wb_fftb_chunk_choose(c, l, &c->pipe.chunk);
     rc = rc ? rc : check_sizes(c, l);
     if (rc == 0 && !in_place)
@@ -365,155 +293,3 @@ int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
     return rc;
 }
 
-int wb_fftb_sched_finish(struct wb_fftb_ctx *c, struct wb_fftb_timing *t)
-{
-    double held = c->rank == 0 && c->pipe.t_held_s ? c->pipe.t_held_s[0] : 0;
-    int rc = 0;
-    if (c->nranks > 1)
-        rc = wb_comm_check(MPI_Scatter(c->pipe.t_held_s, 1, MPI_DOUBLE, &held, 1, MPI_DOUBLE, 0, wb_comm_world()),
-                           "MPI_Scatter of result times");
-    /* A rank without transforms is ready when its distribution ends. */
-    double ready = fmax(c->pipe.t_ready_s, t->t_dist_s);
-    t->t_gather_s = fmax(0.0, held - ready);
-    if (c->rank != 0 && held == 0)
-        t->t_gather_s = 0;
-    return rc;
-}
-
-void wb_fftb_sched_free(struct wb_fftb_ctx *c)
-{
-    free(c->pipe.ev);
-    free(c->pipe.t_held_s);
-    c->pipe.ev = NULL;
-    c->pipe.t_held_s = NULL;
-    c->pipe.nev = c->pipe.ev_cap = 0;
-}
-
-int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l)
-{
-    if (c->nranks == 1 || c->f->plan == WB_FFT_ESTIMATE || c->baseline)
-        return 0;
-    int rc = 0;
-    for (int64_t u = 0; c->rank == 0 && rc == 0 && u < l->nunits; u++) {
-        struct wb_fft_kernel *k;
-        if (u == 0 || l->units[u].n != l->units[u - 1].n)
-            rc = wb_fftb_kernel_for(c, l->units[u].n, &k);
-    }
-    rc = wb_comm_agree(rc);
-    return rc ? rc : wb_fft_wisdom_share(NULL);
-}
-
-/* Bytes of one request that crossed the head node's link: samples out to ranks on other nodes, their
- * results in. Collective; the sums on rank 0. */
-static int link_bytes(const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m, int64_t *out, int64_t *in)
-{
-    const int *node = wb_comm_node_map(NULL);
-    int away = node[c->rank] != node[0];
-    int64_t o = away ? m->bytes_in : 0, i = away ? m->bytes_out : 0;
-    int rc = wb_comm_sum_i64(o, out);
-    return rc ? rc : wb_comm_sum_i64(i, in);
-}
-
-/* Root: the link attributes of group g, and the line the table prints under the point's row. */
-static void write_link(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m, int64_t out,
-                       int64_t in)
-{
-    double *tt = malloc((size_t)(m->reps ? m->reps : 1) * sizeof *tt), rate = c->f->link_rate_Bps;
-    for (int r = 0; tt && r < m->reps; r++)
-        tt[r] = m->tm[r].t_total_s;
-    double med = tt ? wb_timer_median(tt, (size_t)m->reps) : NAN;
-    free(tt);
-    double bound = (double)(out > in ? out : in) / rate, use = bound / med;
-    wb_results_attr_i64(c->res, g, "link_out_bytes", out);
-    wb_results_attr_i64(c->res, g, "link_in_bytes", in);
-    wb_results_attr_f64(c->res, g, "link_rate_Bps", rate);
-    wb_results_attr_f64(c->res, g, "link_bound_s", bound);
-    wb_results_attr_f64(c->res, g, "link_use", use);
-    char *line = c->pipe.link_line;
-    size_t cap = sizeof c->pipe.link_line;
-    line[0] = '\0';
-    if (c->rank != 0 || c->baseline)
-        return;
-    if (out == 0 && in == 0)
-        snprintf(line, cap, "#      link: every rank is on the head node; nothing crossed its link\n");
-    else if (isfinite(rate))
-        snprintf(line, cap, "#      link use: %.1f%% of the full-duplex bound (out %.2f MB, in %.2f MB at %.2f MB/s: "
-                 "%.3f s; t_total %.3f s)\n",
-                 100.0 * use, (double)out / 1e6, (double)in / 1e6, rate / 1e6, bound, med);
-    else
-        snprintf(line, cap, "#      link: out %.2f MB, in %.2f MB per request; give --link-rate to see its use\n",
-                 (double)out / 1e6, (double)in / 1e6);
-}
-
-/* Collective: every rank's events of the last repetition, as the timeline dataset of group g. */
-static int write_timeline(struct wb_fftb_ctx *c, const char *g)
-{
-    struct wb_fftb_pipe *p = &c->pipe;
-    int n = p->nev, *counts = NULL, *displs = NULL, total = 0;
-    double *mine = malloc((size_t)(n ? n : 1) * 4 * sizeof *mine), *all = NULL;
-    for (int i = 0; mine && i < n; i++) {
-        mine[4 * i] = p->ev[i].chunk;
-        mine[4 * i + 1] = p->ev[i].phase;
-        mine[4 * i + 2] = p->ev[i].t_start_s;
-        mine[4 * i + 3] = p->ev[i].t_end_s;
-    }
-    if (c->rank == 0) {
-        counts = calloc((size_t)c->nranks, sizeof *counts);
-        displs = calloc((size_t)c->nranks, sizeof *displs);
-    }
-    int rc = wb_comm_agree(mine && (c->rank != 0 || (counts && displs)) ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
-    int n4 = 4 * n;
-    rc = rc ? rc : wb_comm_check(MPI_Gather(&n4, 1, MPI_INT, counts, 1, MPI_INT, 0, wb_comm_world()), "MPI_Gather");
-    for (int q = 0; rc == 0 && c->rank == 0 && q < c->nranks; q++) {
-        displs[q] = total;
-        total += counts[q];
-    }
-    if (rc == 0 && c->rank == 0 && !(all = malloc((size_t)(total ? total : 1) * sizeof *all)))
-        rc = wb_error_set(WB_ENOMEM, "out of memory");
-    rc = wb_comm_agree(rc);
-    rc = rc ? rc : wb_comm_check(MPI_Gatherv(mine, n4, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, wb_comm_world()),
-                                 "MPI_Gatherv of the timeline");
-    struct wb_result_event *rows = c->rank == 0 && rc == 0 ? malloc((size_t)(total / 4 + 1) * sizeof *rows) : NULL;
-    for (int q = 0; rows && q < c->nranks; q++)
-        for (int i = 0; i < counts[q] / 4; i++) {
-            const double *e = all + displs[q] + 4 * i;
-            rows[displs[q] / 4 + i] = (struct wb_result_event){q, (int32_t)e[0], (uint8_t)e[1], e[2], e[3]};
-        }
-    char d[96];
-    snprintf(d, sizeof d, "%s/timeline", g);
-    int wrc = wb_results_write_timeline(c->res, d, rows, rows ? (size_t)total / 4 : 0);
-    free(mine), free(all), free(counts), free(displs), free(rows);
-    return rc ? rc : wrc;
-}
-
-#ifdef WB_TEST_FAULTS
-/* Test-only: WB_DUMP_RESULTS=DIR makes the root write the results of a point's last repetition to
- * DIR/pNNN.bin, so tests can compare schedules byte for byte. */
-static void dump_results(const struct wb_fftb_ctx *c, const char *g)
-{
-    const char *dir = getenv("WB_DUMP_RESULTS");
-    if (!dir || c->rank != 0 || !c->pipe.res)
-        return;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s.bin", dir, strrchr(g, '/') + 1);
-    FILE *fp = fopen(path, "wb");
-    if (fp) {
-        fwrite(c->pipe.res, 1, (size_t)c->pipe.res_bytes, fp);
-        fclose(fp);
-    }
-}
-#endif
-
-int wb_fftb_write_pipe(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m)
-{
-    int64_t out = 0, in = 0;
-    int rc = link_bytes(c, m, &out, &in);
-    wb_results_attr_i64(c->res, g, "chunk_frames", c->f->schedule == WB_SCHED_PHASED || c->baseline ? 0 : c->pipe.chunk);
-    if (rc == 0)
-        write_link(c, g, m, out, in);
-    int trc = write_timeline(c, g);
-#ifdef WB_TEST_FAULTS
-    dump_results(c, g);
-#endif
-    return rc ? rc : trc;
-}

@@ -141,7 +141,7 @@ static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     struct static_plan sp = {0};
     if (c->rank == 0 && !c->baseline && rc == 0)
         rc = plan_static(c, l, rq, &sp);
-    rc = rc ? rc : wb_fftb_pipe_start(c);
+    rc = rc ? rc : wb_fftb_clock_start(c);
     rc = wb_comm_agree(rc);
     /* The baseline times its work without any MPI call. */
     double t0 = c->pipe.t0_s = wb_timer_now_s();
@@ -168,10 +168,10 @@ static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
         c->pipe.t_held_s[q] = t3 - t0;
     /* The root's samples and results stay where they are: it has only a compute event. */
     if (c->rank != 0)
-        wb_fftb_pipe_event(c, 0, WB_FFTB_EV_RECV, t0, t1);
-    wb_fftb_pipe_event(c, 0, WB_FFTB_EV_COMPUTE, t1, t2);
+        wb_fftb_clock_event(c, 0, WB_FFTB_EV_RECV, t0, t1);
+    wb_fftb_clock_event(c, 0, WB_FFTB_EV_COMPUTE, t1, t2);
     if (c->rank != 0)
-        wb_fftb_pipe_event(c, 0, WB_FFTB_EV_SEND, t2, t3);
+        wb_fftb_clock_event(c, 0, WB_FFTB_EV_SEND, t2, t3);
     c->pipe.res = resb->ptr;
     c->pipe.res_bytes = l->res_total;
     if (!me.in_place)
@@ -250,7 +250,7 @@ static int root_chunk(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     t->t_comp_s += t2 - t1;
     t->t_fft_s += tf;
     c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-    wb_fftb_pipe_event(c, u0 / c->pipe.chunk, WB_FFTB_EV_COMPUTE, t1, t2);
+    wb_fftb_clock_event(c, u0 / c->pipe.chunk, WB_FFTB_EV_COMPUTE, t1, t2);
     m->units += u1 - u0;
     m->bytes_out += wb_fftb_result_span(l, u0, u1);
     m->bytes_in += (wb_fftb_region_end(l, u1) - wb_fftb_region_start(l, u0)) * (int64_t)c->sb;
@@ -337,7 +337,7 @@ static int wait_sent(struct wb_fftb_ctx *c, struct dyn_wslot *sl, int64_t chunk)
     if (sl->s[0] == MPI_REQUEST_NULL && sl->s[1] == MPI_REQUEST_NULL)
         return 0;
     int rc = wb_comm_check(MPI_Waitall(2, sl->s, MPI_STATUSES_IGNORE), "MPI_Waitall for a result send");
-    wb_fftb_pipe_event(c, chunk, WB_FFTB_EV_SEND, sl->sent_at, wb_timer_now_s());
+    wb_fftb_clock_event(c, chunk, WB_FFTB_EV_SEND, sl->sent_at, wb_timer_now_s());
     return rc;
 }
 
@@ -358,7 +358,7 @@ static int dynamic_worker(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
             break;
         mrc = wb_comm_check(MPI_Wait(&s->r[1], MPI_STATUS_IGNORE), "MPI_Wait for samples");
         double t1 = wb_timer_now_s(), tf = 0;
-        wb_fftb_pipe_event(c, s->hdr[0] / c->pipe.chunk, WB_FFTB_EV_RECV, prev, t1);
+        wb_fftb_clock_event(c, s->hdr[0] / c->pipe.chunk, WB_FFTB_EV_RECV, prev, t1);
         prev = t1;
         t->t_dist_s = t1 - c->pipe.t0_s;
         int64_t a = s->hdr[0], e = a + s->hdr[1], st = wb_fftb_region_start(l, a);
@@ -370,7 +370,7 @@ static int dynamic_worker(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
         t->t_comp_s += t2 - t1;
         t->t_fft_s += tf;
         c->pipe.t_ready_s = t2 - c->pipe.t0_s;
-        wb_fftb_pipe_event(c, a / c->pipe.chunk, WB_FFTB_EV_COMPUTE, t1, t2);
+        wb_fftb_clock_event(c, a / c->pipe.chunk, WB_FFTB_EV_COMPUTE, t1, t2);
         m->units += s->hdr[1];
         m->bytes_out += span;
         m->bytes_in += (wb_fftb_region_end(l, e) - st) * (int64_t)c->sb;
@@ -413,7 +413,7 @@ int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, c
     /* The driver cleared t and set the root's t_read: only the counts start again here. */
     m->units = m->bytes_in = m->bytes_out = 0;
     int64_t in_max = 0, res_max = 0;
-    int rc = wb_fftb_pipe_start(c);
+    int rc = wb_fftb_clock_start(c);
     rc = rc ? rc : wb_fftb_chunk_choose(c, l, &c->pipe.chunk);
     if (rc == 0)
         chunk_maxima(c, l, &in_max, &res_max);

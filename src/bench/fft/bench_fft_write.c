@@ -295,6 +295,123 @@ static void print_row(const struct point_out *w, const struct wb_fftb_verdict *v
     }
 }
 
+/* Bytes of one request that crossed the head node's link: samples out to ranks on other nodes, their
+ * results in. Collective; the sums on rank 0. */
+static int link_bytes(const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m, int64_t *out, int64_t *in)
+{
+    const int *node = wb_comm_node_map(NULL);
+    int away = node[c->rank] != node[0];
+    int64_t o = away ? m->bytes_in : 0, i = away ? m->bytes_out : 0;
+    int rc = wb_comm_sum_i64(o, out);
+    return rc ? rc : wb_comm_sum_i64(i, in);
+}
+
+/* Root: the link attributes of group g, and the line the table prints under the point's row. */
+static void write_link(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m, int64_t out,
+                       int64_t in)
+{
+    double *tt = malloc((size_t)(m->reps ? m->reps : 1) * sizeof *tt), rate = c->f->link_rate_Bps;
+    for (int r = 0; tt && r < m->reps; r++)
+        tt[r] = m->tm[r].t_total_s;
+    double med = tt ? wb_timer_median(tt, (size_t)m->reps) : NAN;
+    free(tt);
+    double bound = (double)(out > in ? out : in) / rate, use = bound / med;
+    wb_results_attr_i64(c->res, g, "link_out_bytes", out);
+    wb_results_attr_i64(c->res, g, "link_in_bytes", in);
+    wb_results_attr_f64(c->res, g, "link_rate_Bps", rate);
+    wb_results_attr_f64(c->res, g, "link_bound_s", bound);
+    wb_results_attr_f64(c->res, g, "link_use", use);
+    char *line = c->pipe.link_line;
+    size_t cap = sizeof c->pipe.link_line;
+    line[0] = '\0';
+    if (c->rank != 0 || c->baseline)
+        return;
+    if (out == 0 && in == 0)
+        snprintf(line, cap, "#      link: every rank is on the head node; nothing crossed its link\n");
+    else if (isfinite(rate))
+        snprintf(line, cap, "#      link use: %.1f%% of the full-duplex bound (out %.2f MB, in %.2f MB at %.2f MB/s: "
+                 "%.3f s; t_total %.3f s)\n",
+                 100.0 * use, (double)out / 1e6, (double)in / 1e6, rate / 1e6, bound, med);
+    else
+        snprintf(line, cap, "#      link: out %.2f MB, in %.2f MB per request; give --link-rate to see its use\n",
+                 (double)out / 1e6, (double)in / 1e6);
+}
+
+/* Collective: every rank's events of the last repetition, as the timeline dataset of group g. */
+static int write_timeline(struct wb_fftb_ctx *c, const char *g)
+{
+    struct wb_fftb_pipe *p = &c->pipe;
+    int n = p->nev, *counts = NULL, *displs = NULL, total = 0;
+    double *mine = malloc((size_t)(n ? n : 1) * 4 * sizeof *mine), *all = NULL;
+    for (int i = 0; mine && i < n; i++) {
+        mine[4 * i] = p->ev[i].chunk;
+        mine[4 * i + 1] = p->ev[i].phase;
+        mine[4 * i + 2] = p->ev[i].t_start_s;
+        mine[4 * i + 3] = p->ev[i].t_end_s;
+    }
+    if (c->rank == 0) {
+        counts = calloc((size_t)c->nranks, sizeof *counts);
+        displs = calloc((size_t)c->nranks, sizeof *displs);
+    }
+    int rc = wb_comm_agree(mine && (c->rank != 0 || (counts && displs)) ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
+    int n4 = 4 * n;
+    rc = rc ? rc : wb_comm_check(MPI_Gather(&n4, 1, MPI_INT, counts, 1, MPI_INT, 0, wb_comm_world()), "MPI_Gather");
+    for (int q = 0; rc == 0 && c->rank == 0 && q < c->nranks; q++) {
+        displs[q] = total;
+        total += counts[q];
+    }
+    if (rc == 0 && c->rank == 0 && !(all = malloc((size_t)(total ? total : 1) * sizeof *all)))
+        rc = wb_error_set(WB_ENOMEM, "out of memory");
+    rc = wb_comm_agree(rc);
+    rc = rc ? rc : wb_comm_check(MPI_Gatherv(mine, n4, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, wb_comm_world()),
+                                 "MPI_Gatherv of the timeline");
+    struct wb_result_event *rows = c->rank == 0 && rc == 0 ? malloc((size_t)(total / 4 + 1) * sizeof *rows) : NULL;
+    for (int q = 0; rows && q < c->nranks; q++)
+        for (int i = 0; i < counts[q] / 4; i++) {
+            const double *e = all + displs[q] + 4 * i;
+            rows[displs[q] / 4 + i] = (struct wb_result_event){q, (int32_t)e[0], (uint8_t)e[1], e[2], e[3]};
+        }
+    char d[96];
+    snprintf(d, sizeof d, "%s/timeline", g);
+    int wrc = wb_results_write_timeline(c->res, d, rows, rows ? (size_t)total / 4 : 0);
+    free(mine), free(all), free(counts), free(displs), free(rows);
+    return rc ? rc : wrc;
+}
+
+#ifdef WB_TEST_FAULTS
+/* Test-only: WB_DUMP_RESULTS=DIR makes the root write the results of a point's last repetition to
+ * DIR/pNNN.bin, so tests can compare schedules byte for byte. */
+static void dump_results(const struct wb_fftb_ctx *c, const char *g)
+{
+    const char *dir = getenv("WB_DUMP_RESULTS");
+    if (!dir || c->rank != 0 || !c->pipe.res)
+        return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, strrchr(g, '/') + 1);
+    FILE *fp = fopen(path, "wb");
+    if (fp) {
+        fwrite(c->pipe.res, 1, (size_t)c->pipe.res_bytes, fp);
+        fclose(fp);
+    }
+}
+#endif
+
+/* Collective: the point's chunk_frames, link_* attributes and timeline dataset under group g; rank 0
+ * composes the link line its row prints. */
+static int write_schedule(struct wb_fftb_ctx *c, const char *g, const struct wb_fftb_measured *m)
+{
+    int64_t out = 0, in = 0;
+    int rc = link_bytes(c, m, &out, &in);
+    wb_results_attr_i64(c->res, g, "chunk_frames", c->f->schedule == WB_SCHED_PHASED || c->baseline ? 0 : c->pipe.chunk);
+    if (rc == 0)
+        write_link(c, g, m, out, in);
+    int trc = write_timeline(c, g);
+#ifdef WB_TEST_FAULTS
+    dump_results(c, g);
+#endif
+    return rc ? rc : trc;
+}
+
 int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
                         const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
                         const struct wb_fftb_verdict *v)
@@ -313,7 +430,7 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
         rc = write_counts(&w, rc);
         rc = write_rates(&w, col, rc);
         int brc = write_alone(&w, col);
-        int prc = wb_fftb_write_pipe(c, w.g, m);
+        int prc = write_schedule(c, w.g, m);
         rc = rc ? rc : brc ? brc : prc;
         write_verify(&w, v);
         /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
