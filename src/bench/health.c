@@ -112,9 +112,9 @@ static void stop(struct wb_health *h, struct reading *me)
     pthread_cond_destroy(&h->wake);
 }
 
-/* One row per node from every rank's reading (all is NULL except on rank 0). Collective. */
-static int write_nodes(struct wb_results *res, const char *group, const struct reading *all, const int *node,
-                       int nranks, int nnodes)
+/* One row per node from every rank's reading (all is NULL except on rank 0). */
+static int node_rows(const struct reading *all, const int *node, int nranks, int nnodes,
+                     struct wb_result_health **out)
 {
     struct wb_result_health *rows = all ? calloc((size_t)nnodes, sizeof *rows) : NULL;
     if (all && !rows)
@@ -128,21 +128,20 @@ static int write_nodes(struct wb_results *res, const char *group, const struct r
         w->throttled = all[r].throttled;
         w->cpu_mhz_min = all[r].cpu_mhz_min;
     }
-    char d[300];
-    snprintf(d, sizeof d, "%s/health/nodes", group);
-    int rc = wb_results_write_health(res, d, rows, (size_t)nnodes);
-    free(rows);
-    return rc;
+    *out = rows;
+    return 0;
 }
 
-int wb_health_end(struct wb_health **hp, struct wb_results *res, const char *group)
+int wb_health_end(struct wb_health **hp, struct wb_result_health **rows, size_t *nrows)
 {
     struct reading me;
     stop(*hp, &me);
     free(*hp);
     *hp = NULL;
-    if (!res)
+    if (!rows)
         return 0;
+    *rows = NULL;
+    *nrows = 0;
     int nranks = wb_comm_size(), rank = wb_comm_rank(), nnodes;
     const int *node = wb_comm_node_map(&nnodes);
     struct reading *all = rank == 0 ? calloc((size_t)nranks, sizeof *all) : NULL;
@@ -151,7 +150,9 @@ int wb_health_end(struct wb_health **hp, struct wb_results *res, const char *gro
         rc = wb_comm_check(MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, wb_comm_world()),
                            "MPI_Gather of node health");
     if (rc == 0)
-        rc = write_nodes(res, group, all, node, nranks, nnodes);
+        rc = node_rows(all, node, nranks, nnodes, rows);
+    if (rc == 0 && *rows)
+        *nrows = (size_t)nnodes;
     free(all);
     return wb_comm_agree(rc);
 }

@@ -15,6 +15,7 @@
 #include "bench/health.h"
 #include "bench/options.h"
 #include "core/report.h"
+#include "io/results.h"
 #include "core/rng.h"
 #include "core/timer.h"
 
@@ -265,11 +266,14 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     struct wb_fftb_verdict v = {0};
     if (rc == 0 && done > 0)
         rc = wb_fftb_verify_point(c, &pr.l, &pr.rq, pr.resb.ptr, &v);
-    /* Before the point's write, whose flush makes it complete in the file; rc is agreed here. */
-    char group[32];
-    snprintf(group, sizeof group, "/fft/p%03d", id);
-    int hrc = wb_health_end(&health, rc == 0 && done > 0 ? c->res : NULL, group);
+    /* The point's figures the writer takes from here; rc is agreed by the health gather. */
+    struct wb_result_health *hrows = NULL;
+    int hrc = wb_health_end(&health, rc == 0 && done > 0 && c->res ? &hrows : NULL, &pr.m.nhealth);
     rc = rc ? rc : hrc;
+    pr.m.health = hrows;
+    for (int j = 0; c->rank == 0 && j < pr.rq.nfiles; j++)
+        pr.m.seconds_per_file += (double)pr.rq.rows[j].samples / pr.rq.rows[j].sample_rate / pr.rq.nfiles;
+    pr.m.root_bytes_estimate = wb_fft_opts_point_bytes(c->f, p->nfiles, pr.m.seconds_per_file);
     if (rc == 0 && done > 0) {
         check_alone(c, &pr, &v);
         rc = wb_comm_bcast(&v.passed, sizeof v.passed, 0);
@@ -287,6 +291,7 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
                            shortest);
     }
     int timed_out = pr.timed_out;
+    free(hrows);
     point_free(&pr);
     if (rc == 0 && timed_out)
         rc = wb_error_set(WB_ETIMEOUT, "--timeout of %g s reached; the points measured so far are in the file",

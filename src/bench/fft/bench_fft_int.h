@@ -143,6 +143,12 @@ struct wb_fftb_measured {
     int64_t units;                   /* transforms this rank did in the last repetition */
     int64_t bytes_in, bytes_out;     /* samples it received, results it sent */
     double flops;
+    /* Rank 0, from the driver: the request's mean file length, the memory model's figure for the
+     * point, and the health/nodes rows (NULL elsewhere). */
+    double seconds_per_file;
+    int64_t root_bytes_estimate;
+    const struct wb_result_health *health;
+    size_t nhealth;
 };
 
 /* bench_fft_layout.c: units, blocks and regions; all local and pure. */
@@ -250,11 +256,33 @@ int wb_fftb_verify_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, 
 /* Root: the largest relative difference between two result buffers of layout l, unit by unit. */
 double wb_fftb_results_diff(const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const char *a, const char *b);
 
-/* bench_fft_write.c: the point's group in the result file and its table row. Collective. */
+/* bench_fft_write.c: the point's whole group in the result file, flushed, then its table row
+ * (bench_fft_print.c). Collective. */
 int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
                         const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
                         const struct wb_fftb_verdict *v);
-/* Rank 0 prints the table header. */
+
+/* bench_fft_print.c: the table on stdout; rank 0 prints, from figures the writer found. */
+
+/* The figures of one point's row. */
+struct wb_fftb_row {
+    int id;
+    const char *scenario;
+    int nfiles;
+    double seconds;               /* mean length of the request's files */
+    int64_t audio_bytes;
+    double t_fft_s;               /* median of the longest rank's transforms */
+    double slow_s[3];             /* medians of the slowest rank's distribute, compute, gather */
+    double over_s;                /* median of t_total - (slowest distribute + compute + gather) */
+    double total_flops;
+    int passed;
+    const double *rates;          /* [nranks] kB/s of every rank, or NULL */
+};
+/* The row (t_read and t_total are m's medians; col is scratch of m->reps), the paired-baseline line,
+ * the per-rank rates and the link line under it. */
+void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w, const struct wb_fftb_measured *m,
+                       double *col);
+/* The table header. */
 void wb_fftb_print_header(const struct wb_fftb_ctx *c);
 
 #endif

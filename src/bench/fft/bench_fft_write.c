@@ -21,7 +21,6 @@ struct point_out {
     const struct wb_fftb_request *rq;
     const struct wb_fftb_measured *m;
     char g[64];
-    double seconds;               /* mean length of the request's files (root) */
     double med_s[4];              /* median of the slowest rank: distribute, compute, fft, gather */
     double med_slow_s[3];         /* medians of the slowest rank's distribute, compute, gather */
     double med_over_s;            /* median of t_total - (slowest distribute + compute + gather) */
@@ -50,8 +49,6 @@ static int write_attrs(struct point_out *w)
     /* Each rank times its own batch; the file keeps the largest any rank chose. */
     if (rc == 0)
         rc = wb_comm_max_f64((double)c->batch, &batch);
-    for (int j = 0; c->rank == 0 && j < w->rq->nfiles; j++)
-        w->seconds += (double)w->rq->rows[j].samples / w->rq->rows[j].sample_rate / w->rq->nfiles;
     wb_results_attr_str(res, g, "scenario", w->p->scenario);
     wb_results_attr_str(res, g, "mode", wb_fft_mode_names[f->mode]);
     wb_results_attr_str(res, g, "precision", wb_fft_precision_names[f->precision]);
@@ -60,7 +57,7 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_str(res, g, "window", wb_fft_window_names[f->window]);
     wb_results_attr_i64(res, g, "sample_rate", c->rank == 0 && w->rq->nfiles ? w->rq->rows[0].sample_rate : 0);
     wb_results_attr_i64(res, g, "nfiles", w->p->nfiles);
-    wb_results_attr_f64(res, g, "seconds_per_file", w->seconds);
+    wb_results_attr_f64(res, g, "seconds_per_file", w->m->seconds_per_file);
     wb_results_attr_i64(res, g, "input_bytes", w->rq->audio_bytes);
     wb_results_attr_i64(res, g, "sent_bytes", sent);
     wb_results_attr_i64(res, g, "transforms", w->l->nunits);
@@ -68,7 +65,7 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_i64(res, g, "warmup", c->o->common.warmup);
     wb_results_attr_str(res, g, "plan", wb_fft_effort_names[f->plan]);
     wb_results_attr_i64(res, g, "batch", (int64_t)batch);
-    wb_results_attr_i64(res, g, "root_bytes_estimate", wb_fft_opts_point_bytes(f, w->p->nfiles, w->seconds));
+    wb_results_attr_i64(res, g, "root_bytes_estimate", w->m->root_bytes_estimate);
     wb_results_attr_str(res, g, "schedule", wb_schedule_names[f->schedule]);
     wb_results_attr_i64(res, g, "root_computes", c->first_compute == 0);
     wb_results_attr_str(res, g, "local", c->use_shm ? "shm" : "mpi");
@@ -250,51 +247,6 @@ static void write_verify(struct point_out *w, const struct wb_fftb_verdict *v)
 #endif
 }
 
-/* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured
- * back to back), as its median with min and max. */
-static void print_paired(const struct point_out *w, double *col)
-{
-    if (!w->m->alone || !wb_report_enabled())
-        return;
-    int reps = w->m->reps;
-    for (int r = 0; r < reps; r++)
-        col[r] = w->m->alone[r].t_total_s / w->m->tm[r].t_total_s;
-    struct wb_stats st;
-    wb_timer_stats(col, (size_t)reps, &st);
-    for (int r = 0; r < reps; r++)
-        col[r] = w->m->alone[r].t_total_s;
-    wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
-                     1e3 * wb_timer_median(col, (size_t)reps), st.median, st.min, st.max, reps);
-}
-
-/* The point's table row (rank 0 prints), and with several ranks each rank's rate. */
-static void print_row(const struct point_out *w, const struct wb_fftb_verdict *v, double *col)
-{
-    const struct wb_fftb_ctx *c = w->c;
-    int reps = w->m->reps;
-    for (int r = 0; r < reps; r++)
-        col[r] = w->m->tm[r].t_total_s;
-    double ttot = wb_timer_median(col, (size_t)reps);
-    for (int r = 0; r < reps; r++)
-        col[r] = w->m->tm[r].t_read_s;
-    double t_read = wb_timer_median(col, (size_t)reps);
-    const double *med = w->med_s;
-    double kbps = (double)w->rq->audio_bytes / 1000.0 / ttot, gflops = w->total_flops / med[2] / 1e9;
-    wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
-                     w->id, w->p->scenario, w->p->nfiles, w->seconds, c->nranks, (long long)w->rq->audio_bytes,
-                     1e3 * t_read, 1e3 * w->med_slow_s[0], 1e3 * w->med_slow_s[1], 1e3 * med[2],
-                     1e3 * w->med_slow_s[2], 1e3 * w->med_over_s,
-                     1e3 * ttot, kbps, gflops, v->passed ? "ok" : "FAILED");
-    print_paired(w, col);
-    if (w->rates && c->nranks > 1 && wb_report_enabled()) {
-        char line[512];
-        int len = snprintf(line, sizeof line, "#      kB/s per rank:");
-        for (int q = 0; q < c->nranks && len < (int)sizeof line - 32; q++)
-            len += snprintf(line + len, sizeof line - (size_t)len, " %d:%.0f", q, w->rates[q]);
-        wb_report_printf("%s%s\n", line, len >= (int)sizeof line - 32 ? " ..." : "");
-    }
-}
-
 /* Bytes of one request that crossed the head node's link: samples out to ranks on other nodes, their
  * results in. Collective; the sums on rank 0. */
 static int link_bytes(const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m, int64_t *out, int64_t *in)
@@ -431,45 +383,24 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
         rc = write_rates(&w, col, rc);
         int brc = write_alone(&w, col);
         int prc = write_schedule(c, w.g, m);
+        char d[96];
+        snprintf(d, sizeof d, "%s/health/nodes", w.g);
+        int hrc = wb_results_write_health(c->res, d, m->health, m->nhealth);
+        prc = prc ? prc : hrc;
         rc = rc ? rc : brc ? brc : prc;
         write_verify(&w, v);
         /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
         int frc = wb_results_flush(c->res);
         rc = rc ? rc : frc;
         if (rc == 0) {
-            print_row(&w, v, col);
-            if (c->rank == 0 && c->pipe.link_line[0])
-                wb_report_printf("%s", c->pipe.link_line);
+            struct wb_fftb_row row = {w.id, p->scenario, p->nfiles, m->seconds_per_file, rq->audio_bytes, w.med_s[2],
+                                      {w.med_slow_s[0], w.med_slow_s[1], w.med_slow_s[2]}, w.med_over_s,
+                                      w.total_flops, v->passed, w.rates};
+            wb_fftb_print_row(c, &row, m, col);
         }
     }
     free(w.rates);
     free(w.slow);
     free(col);
     return rc;
-}
-
-void wb_fftb_print_header(const struct wb_fftb_ctx *c)
-{
-    const struct wb_fft_opts *f = c->f;
-    const char *ranks = c->nranks > 1 ? "s" : "";
-    if (f->mode == WB_MODE_STFT)
-        wb_report_printf("# wulfbench fft: stft frame %lld hop %lld, %s precision, %s schedule, %d rank%s%s\n",
-                         (long long)f->frame, (long long)f->hop, wb_fft_precision_names[f->precision],
-                         wb_schedule_names[f->schedule], c->nranks, ranks,
-                         c->baseline ? " (baseline: no messaging)" : c->first_compute ? ", root only distributes" : "");
-    else
-        wb_report_printf("# wulfbench fft: %s transform per file, %s precision, %s schedule, %d rank%s%s\n",
-                         wb_fft_mode_names[f->mode], wb_fft_precision_names[f->precision],
-                         wb_schedule_names[f->schedule], c->nranks, ranks,
-                         c->baseline ? " (baseline: no messaging)" : "");
-    if (c->o->common.reps_auto)
-        wb_report_printf("# reps: auto, until the 95%% CI of the median t_total is within %.1f%% (%d to %d reps)\n",
-                         100.0 * f->target_ci, f->min_reps, f->max_reps);
-    wb_report_printf("# times in ms: per repetition the slowest rank's t_dist, t_comp and t_gather (t_fft: the longest), and\n"
-                     "# t_over = t_total - t_dist - t_comp - t_gather (negative where phases overlap); each column is\n"
-                     "# the median over repetitions, so the columns add up per repetition, not as printed.\n"
-                     "# kB/s = audio bytes / 1000 / median t_total\n");
-    wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario",
-                     "files", "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather",
-                     "t_over", "t_total", "kB/s", "GFLOPS", "verify");
 }
