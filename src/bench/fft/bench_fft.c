@@ -96,10 +96,7 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
         return rc;
     double t0 = wb_timer_now_s();
     c->flops = 0;
-    if (c->f->schedule == WB_SCHED_DYNAMIC && !c->baseline)
-        rc = wb_fftb_run_dynamic(c, &pr->l, &pr->rq, pr->resb.ptr, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
-    else
-        rc = wb_fftb_run_static(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
+    rc = wb_fftb_schedule(c)(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
     t->t_total_s = c->rank == 0 ? wb_timer_now_s() - t0 : NAN;
     pr->m.flops = c->flops;
     rc = wb_comm_agree(rc);
@@ -329,6 +326,8 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
     if (c->baseline && c->nranks > 1)
         return wb_error_set(WB_EUSAGE, "--baseline runs in one process; start it with mpirun -np 1 (or without "
                                        "mpirun), not on %d ranks", c->nranks);
+    if (!wb_fftb_schedule(c))
+        return wb_error_set(WB_EUSAGE, "--schedule %s is not in the schedule table", wb_schedule_names[c->f->schedule]);
     /* -1 (suite): a paired baseline wherever there is a cluster to pair with. */
     c->paired = o->fft.paired_baseline < 0 ? c->nranks > 1 : o->fft.paired_baseline;
     if (c->paired && c->nranks < 2)

@@ -207,13 +207,25 @@ int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
                           const char *base, int64_t base_off, char *dst, double *t_fft_s);
 void wb_fftb_kernels_free(struct wb_fftb_ctx *c);
 
-/* bench_fft_sched.c: one request under a schedule. Collective; fills t (this rank's seconds) and m's counts. */
-int wb_fftb_run_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+/* bench_fft_sched.c: the schedule table, and the phased and dynamic schedules. */
+
+/* One request under a schedule: samples from rq (in inb when mapped) to the ranks, results into resb.
+ * Collective; fills t (this rank's seconds) and m's counts. Every schedule has this signature. */
+typedef int (*wb_fftb_schedule_fn)(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
+                                   const struct wb_fftb_request *rq, const struct wb_comm_shm *inb,
+                                   const struct wb_comm_shm *resb, char **inbuf, int64_t *inbuf_cap,
+                                   struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+/* The schedule --schedule names (phased for --baseline), from the name->function table; NULL if the
+ * table lacks it. Local. */
+wb_fftb_schedule_fn wb_fftb_schedule(const struct wb_fftb_ctx *c);
+/* MPI_Scatterv, compute, MPI_Gatherv, one after the other (and --baseline, without messages). */
+int wb_fftb_run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
                        const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
                        int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+/* Chunks on demand, two in flight per worker; inb is not used. */
 int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                        char *results, char **inbuf, int64_t *inbuf_cap, struct wb_fftb_timing *t,
-                        struct wb_fftb_measured *m);
+                        const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                        int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
 
 /* bench_fft_pipe.c: the pipelined schedule. */
 

@@ -121,9 +121,9 @@ static int gather_static(struct wb_fftb_ctx *c, const struct static_plan *sp, co
 }
 
 /* The phased schedule: MPI_Scatterv, compute, MPI_Gatherv, one after the other (and --baseline). */
-static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                      const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
-                      int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m)
+int wb_fftb_run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                       const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                       int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m)
 {
     struct static_mine me;
     wb_fftb_block(l->nunits, c->nranks, c->first_compute, c->rank, &me.u0, &me.u1);
@@ -180,13 +180,24 @@ static int run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, con
     return rc;
 }
 
-int wb_fftb_run_static(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                       const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
-                       int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m)
+/* Every schedule by the name --schedule gives (wb_schedule_names); a new one is an entry here. */
+static const struct {
+    const char *name;
+    wb_fftb_schedule_fn run;
+} schedules[] = {
+    {"pipelined", wb_fftb_run_pipelined},
+    {"phased", wb_fftb_run_phased},
+    {"dynamic", wb_fftb_run_dynamic},
+};
+
+wb_fftb_schedule_fn wb_fftb_schedule(const struct wb_fftb_ctx *c)
 {
-    if (c->f->schedule == WB_SCHED_PIPELINED && !c->baseline)
-        return wb_fftb_run_pipelined(c, l, rq, inb, resb, inbuf, inbuf_cap, t, m);
-    return run_phased(c, l, rq, inb, resb, inbuf, inbuf_cap, t, m);
+    /* The baseline is the phased schedule with no message. */
+    const char *name = c->baseline ? "phased" : wb_schedule_names[c->f->schedule];
+    for (size_t i = 0; i < sizeof schedules / sizeof schedules[0]; i++)
+        if (!strcmp(schedules[i].name, name))
+            return schedules[i].run;
+    return NULL;
 }
 
 
@@ -407,9 +418,11 @@ static void chunk_maxima(const struct wb_fftb_ctx *c, const struct wb_fftb_layou
 }
 
 int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
-                        char *results, char **inbuf, int64_t *inbuf_cap, struct wb_fftb_timing *t,
-                        struct wb_fftb_measured *m)
+                        const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                        int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m)
 {
+    /* Samples and results travel as messages: the root's shared windows are not used. */
+    char *results = resb->ptr;
     /* The driver cleared t and set the root's t_read: only the counts start again here. */
     m->units = m->bytes_in = m->bytes_out = 0;
     int64_t in_max = 0, res_max = 0;
