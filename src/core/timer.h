@@ -1,4 +1,4 @@
-/* timer: the wall clock (MPI_Wtime), its resolution, and statistics over raw samples. */
+/* timer: the wall clock (MPI_Wtime), its resolution, sleeps and polling pauses. */
 #ifndef WB_TIMER_H
 #define WB_TIMER_H
 
@@ -22,26 +22,6 @@ struct wb_timer_backoff {
 void wb_timer_backoff_reset(struct wb_timer_backoff *b);
 /* Sleep the next pause, but not past until_abs_s (wb_timer_now_s time). Local. */
 void wb_timer_backoff_wait(struct wb_timer_backoff *b, double until_abs_s);
-
-/* Statistics of a sample; NaN entries are ignored. */
-struct wb_stats {
-    size_t n;
-    double min, median, mean, p95, max, stddev;
-};
-
-/* Fill st from x[n] (any order; x is not modified). n may be 0 (all NaN). */
-void wb_timer_stats(const double *x, size_t n, struct wb_stats *st);
-
-/* Median of x[n], NaN ignored; NaN if empty. */
-double wb_timer_median(const double *x, size_t n);
-
-/* Quantile q (0..1) of x[n] by linear interpolation between order statistics, NaN ignored; NaN if empty. */
-double wb_timer_quantile(const double *x, size_t n, double q);
-
-/* The distribution-free 95% confidence interval of the median of x[n] (NaN ignored): the order
- * statistics [*lo, *hi] whose coverage is at least 95%; returns the coverage reached (below 0.95
- * when fewer than 6 values allow none), and NaN bounds when x holds nothing. Local. */
-double wb_timer_median_ci(const double *x, size_t n, double *lo, double *hi);
 
 /* 1 if a measured duration of t_s spans fewer than 100 timer ticks. */
 int wb_timer_too_short(double t_s);

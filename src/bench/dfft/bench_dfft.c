@@ -15,6 +15,7 @@
 #include "core/report.h"
 #include "io/results.h"
 #include "core/sysinfo.h"
+#include "core/stats.h"
 #include "core/timer.h"
 
 struct dctx {
@@ -147,11 +148,11 @@ static int summarise(const struct dctx *c, const struct wb_fftmpi_layout *l, str
     memcpy(slow + reps, r->t_local, (size_t)reps * sizeof *slow);
     memcpy(slow + 2 * reps, r->t_transpose, (size_t)reps * sizeof *slow);
     int rc = wb_comm_max_f64_n(slow, (size_t)reps * 3);
-    r->med_total = wb_timer_median(slow, (size_t)reps);
-    r->med_local = l->dims > 1 ? wb_timer_median(slow + reps, (size_t)reps) : NAN;
-    r->med_transpose = l->dims > 1 ? wb_timer_median(slow + 2 * reps, (size_t)reps) : NAN;
+    r->med_total = wb_stats_median(slow, (size_t)reps);
+    r->med_local = l->dims > 1 ? wb_stats_median(slow + reps, (size_t)reps) : NAN;
+    r->med_transpose = l->dims > 1 ? wb_stats_median(slow + 2 * reps, (size_t)reps) : NAN;
     r->gflops = wb_fftmpi_flops(l->kind, l->total) / r->med_total / 1e9;
-    double mine = wb_timer_median(r->t_transpose, (size_t)reps);
+    double mine = wb_stats_median(r->t_transpose, (size_t)reps);
     double bps = l->dims > 1 && mine > 0 && l->bytes_transposed > 0 ? (double)l->bytes_transposed / mine : NAN;
     double neg_min = NAN;
     if (rc == 0)
@@ -203,7 +204,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     struct wb_results *res = c->res;
     size_t reps = (size_t)c->o->common.reps;
     int64_t sent = l->bytes_transposed, held = l->local_n;
-    double bps = l->dims > 1 ? (double)sent / wb_timer_median(r->t_transpose, reps) : NAN;
+    double bps = l->dims > 1 ? (double)sent / wb_stats_median(r->t_transpose, reps) : NAN;
     int rc = wb_results_group(res, g);
     rc = rc ? rc : wb_results_attr_i64(res, g, "dims", l->dims);
     rc = rc ? rc : wb_results_attr_str(res, g, "shape", shape);

@@ -17,6 +17,7 @@
 #include "core/report.h"
 #include "io/results.h"
 #include "core/rng.h"
+#include "core/stats.h"
 #include "core/timer.h"
 
 const char *const wb_fftb_stop_names[] = {"fixed", "target_ci", "max_reps", "time_budget", NULL};
@@ -149,8 +150,8 @@ static double median_ci(struct point_run *pr, int done)
     for (int r = 0; tt && r < done; r++)
         tt[r] = pr->tm[r].t_total_s;
     if (tt)
-        cover = wb_timer_median_ci(tt, (size_t)done, &lo, &hi);
-    double med = tt ? wb_timer_median(tt, (size_t)done) : NAN;
+        cover = wb_stats_median_ci(tt, (size_t)done, &lo, &hi);
+    double med = tt ? wb_stats_median(tt, (size_t)done) : NAN;
     free(tt);
     pr->m.info.ci_halfwidth_rel = med > 0 ? (hi - lo) / 2.0 / med : NAN;
     return cover;

@@ -6,7 +6,7 @@
 #include "bench/fft/options_fft.h"
 #include "bench/options.h"
 #include "core/report.h"
-#include "core/timer.h"
+#include "core/stats.h"
 #include "fftw/fft.h"
 
 /* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured
@@ -19,11 +19,11 @@ static void print_paired(const struct wb_fftb_measured *m, double *col)
     for (int r = 0; r < reps; r++)
         col[r] = m->alone[r].t_total_s / m->tm[r].t_total_s;
     struct wb_stats st;
-    wb_timer_stats(col, (size_t)reps, &st);
+    wb_stats_fill(col, (size_t)reps, &st);
     for (int r = 0; r < reps; r++)
         col[r] = m->alone[r].t_total_s;
     wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
-                     1e3 * wb_timer_median(col, (size_t)reps), st.median, st.min, st.max, reps);
+                     1e3 * wb_stats_median(col, (size_t)reps), st.median, st.min, st.max, reps);
 }
 
 void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w, const struct wb_fftb_measured *m,
@@ -32,10 +32,10 @@ void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w,
     int reps = m->reps;
     for (int r = 0; r < reps; r++)
         col[r] = m->tm[r].t_total_s;
-    double ttot = wb_timer_median(col, (size_t)reps);
+    double ttot = wb_stats_median(col, (size_t)reps);
     for (int r = 0; r < reps; r++)
         col[r] = m->tm[r].t_read_s;
-    double t_read = wb_timer_median(col, (size_t)reps);
+    double t_read = wb_stats_median(col, (size_t)reps);
     double kbps = (double)w->audio_bytes / 1000.0 / ttot, gflops = w->total_flops / w->t_fft_s / 1e9;
     wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
                      w->id, w->scenario, w->nfiles, w->seconds, c->nranks, (long long)w->audio_bytes,

@@ -10,7 +10,7 @@
 #include "fftw/fft.h"
 #include "bench/options.h"
 #include "io/results.h"
-#include "core/timer.h"
+#include "core/stats.h"
 
 /* Value of result element i (a magnitude) in the run's precision. */
 static double mag_at(const struct wb_fftb_ctx *c, const char *p, int64_t i)
@@ -24,7 +24,7 @@ static void count_tones(const double *score, int64_t nb, double bin_hz, int *exp
     double freqs[8], amps[8];
     int ntones = wb_audio_synth_tones(freqs, amps, 8);
     double *sorted = malloc((size_t)nb * sizeof *sorted);
-    double median = sorted ? (memcpy(sorted, score, (size_t)nb * sizeof *sorted), wb_timer_median(sorted, (size_t)nb))
+    double median = sorted ? (memcpy(sorted, score, (size_t)nb * sizeof *sorted), wb_stats_median(sorted, (size_t)nb))
                            : INFINITY;
     free(sorted);
     for (int i = 0; i < ntones; i++) {

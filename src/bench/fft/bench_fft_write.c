@@ -10,7 +10,7 @@
 #include "bench/options.h"
 #include "core/report.h"
 #include "io/results.h"
-#include "core/timer.h"
+#include "core/stats.h"
 
 /* One point being written: its group, what was measured, and the figures its table row shows. */
 struct point_out {
@@ -114,15 +114,15 @@ static int write_overlap(struct point_out *w, double *col)
         col[r] = sum / total;
         over[r] = total - sum;
     }
-    w->med_over_s = wb_timer_median(over, (size_t)reps);
+    w->med_over_s = wb_stats_median(over, (size_t)reps);
     for (int k = 0; k < 3; k++)
-        w->med_slow_s[k] = wb_timer_median(w->slow + (size_t)k * (size_t)reps, (size_t)reps);
+        w->med_slow_s[k] = wb_stats_median(w->slow + (size_t)k * (size_t)reps, (size_t)reps);
     free(over);
     char d[96];
     uint64_t dims[1] = {(uint64_t)reps};
     snprintf(d, sizeof d, "%s/overlap", w->g);
     wb_results_write_f64(w->c->res, d, 1, dims, col, "1");
-    double med = wb_timer_median(col, (size_t)reps);
+    double med = wb_stats_median(col, (size_t)reps);
     int rc = wb_results_attr_f64(w->c->res, d, "median", med);
     int arc = wb_results_attr_f64(w->c->res, w->g, "overlap", med);
     return rc ? rc : arc;
@@ -177,7 +177,7 @@ static int write_times(struct point_out *w, double *col)
         /* For the table: each repetition's slowest rank, then the median over repetitions. */
         if (rc == 0)
             rc = wb_comm_max_f64_n(col, (size_t)reps);
-        w->med_s[k] = wb_timer_median(col, (size_t)reps);
+        w->med_s[k] = wb_stats_median(col, (size_t)reps);
     }
     rc = rc ? rc : slowest_rank(w, col);
     return rc ? rc : write_overlap(w, col);
@@ -212,7 +212,7 @@ static int write_rates(struct point_out *w, double *col, int rc)
     rc = rc ? rc : brc;
     for (int r = 0; r < reps; r++)
         col[r] = w->m->tm[r].t_dist_s + w->m->tm[r].t_comp_s + w->m->tm[r].t_gather_s;
-    double busy_s = wb_timer_median(col, (size_t)reps);
+    double busy_s = wb_stats_median(col, (size_t)reps);
     double rank_kbps = w->l->nunits && w->m->units
                            ? (double)audio_bytes * (double)w->m->units / (double)w->l->nunits / 1000.0 / busy_s
                            : 0.0;
@@ -265,7 +265,7 @@ static void write_link(struct wb_fftb_ctx *c, const char *g, const struct wb_fft
     double *tt = malloc((size_t)(m->reps ? m->reps : 1) * sizeof *tt), rate = c->f->link_rate_Bps;
     for (int r = 0; tt && r < m->reps; r++)
         tt[r] = m->tm[r].t_total_s;
-    double med = tt ? wb_timer_median(tt, (size_t)m->reps) : NAN;
+    double med = tt ? wb_stats_median(tt, (size_t)m->reps) : NAN;
     free(tt);
     double bound = (double)(out > in ? out : in) / rate, use = bound / med;
     wb_results_attr_i64(c->res, g, "link_out_bytes", out);

@@ -24,6 +24,7 @@
 #include "core/report.h"
 #include "io/results.h"
 #include "core/sysinfo.h"
+#include "core/stats.h"
 #include "core/timer.h"
 
 /* What rank 0 tells everyone before each step. */
@@ -191,10 +192,10 @@ static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s,
         }
     }
     size_t nlat = (size_t)st->measured_done;
-    st->p50_s = wb_timer_quantile(lat, nlat, 0.50);
-    st->p95_s = wb_timer_quantile(lat, nlat, 0.95);
-    st->p99_s = wb_timer_quantile(lat, nlat, 0.99);
-    st->max_s = wb_timer_quantile(lat, nlat, 1.0);
+    st->p50_s = wb_stats_quantile(lat, nlat, 0.50);
+    st->p95_s = wb_stats_quantile(lat, nlat, 0.95);
+    st->p99_s = wb_stats_quantile(lat, nlat, 0.99);
+    st->max_s = wb_stats_quantile(lat, nlat, 1.0);
     st->mean_s = st->measured_done ? sum / (double)st->measured_done : NAN;
     free(lat);
     st->window_start_s = w0;

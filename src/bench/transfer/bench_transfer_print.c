@@ -7,6 +7,7 @@
 
 #include "bench/transfer/bench_transfer_int.h"
 #include "core/report.h"
+#include "core/stats.h"
 #include "core/timer.h"
 
 /* Links and nodes below this share of the median are named. */
@@ -159,7 +160,7 @@ static struct row row_pooled(const struct wb_transfer_test_run *tr, const struct
         for (int c = lo; c < hi; c++)
             v[k++] = tr->samples[s][(size_t)i * C + c];
     struct wb_stats st;
-    wb_timer_stats(v, k, &st);
+    wb_stats_fill(v, k, &st);
     free(v);
     for (int c = lo; c < hi; c++) {
         size_t at = (size_t)s * C + c;
@@ -352,7 +353,7 @@ void wb_transfer_print_pairs_all(const struct wb_transfer_run *r, const struct w
     }
     if (worst_lat < 0)
         return;
-    double lat_all = wb_timer_median(lat, nn), bw_all = wb_timer_median(bw, nn);
+    double lat_all = wb_stats_median(lat, nn), bw_all = wb_stats_median(bw, nn);
     wb_transfer_say(r, "# %s, every pair: t_med at %lld bytes, bandwidth at %lld bytes\n",
                     wb_transfer_test_name(tr->test), (long long)tr->bytes[sm->s_lat], (long long)tr->bytes[sm->s_bw]);
     wb_transfer_say(r, "# slowest pair: %d->%d %.2f us (median of all pairs %.2f us); lowest bandwidth: %d->%d "
@@ -414,7 +415,7 @@ void wb_transfer_print_shift(const struct wb_transfer_run *r, const struct wb_tr
         if (ratios)
             ratios[k] = node_ratio[k];
     }
-    double rmed = ratios ? wb_timer_median(ratios, (size_t)K) : NAN;
+    double rmed = ratios ? wb_stats_median(ratios, (size_t)K) : NAN;
     free(ratios);
     for (int k = 0; k < K; k++)
         if (node_ratio[k] < WEAK_SHARE * rmed)

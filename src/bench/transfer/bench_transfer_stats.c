@@ -6,6 +6,7 @@
 
 #include "bench/transfer/bench_transfer_int.h"
 #include "core/error.h"
+#include "core/stats.h"
 #include "core/timer.h"
 
 void wb_transfer_summary_free(struct wb_transfer_summary *sm)
@@ -54,7 +55,7 @@ static void over_reps(const struct wb_transfer_test_run *tr, int s, int col, str
 {
     for (int i = 0; i < tr->iters[s]; i++)
         tmp[i] = tr->samples[s][(size_t)i * tr->ncols + col];
-    wb_timer_stats(tmp, (size_t)tr->iters[s], st);
+    wb_stats_fill(tmp, (size_t)tr->iters[s], st);
 }
 
 static void put(struct wb_transfer_summary *sm, size_t at, double avg, double mn, double mx, double med, double p95,
@@ -83,7 +84,7 @@ static void coll_stats(const struct wb_transfer_test_run *tr, int s, struct wb_t
         if (st.mean > mean[slow])
             slow = q;
     }
-    wb_timer_stats(mean, (size_t)C, &all);
+    wb_stats_fill(mean, (size_t)C, &all);
     over_reps(tr, s, slow, &st, tmp);
     put(sm, (size_t)s, sum / C, all.min, all.max, all.median, all.p95, st.mean > 0 ? st.stddev / st.mean : NAN);
     sm->bw[s] = tr->bytes[s] > 0 ? (double)tr->bytes[s] / sm->t_med[s] : 0;
@@ -166,7 +167,7 @@ double wb_transfer_map_median(const double *m, int n, int who, const int *node, 
             if (in)
                 v[k++] = m[(size_t)a * n + b];
         }
-    double med = v ? wb_timer_median(v, k) : NAN;
+    double med = v ? wb_stats_median(v, k) : NAN;
     free(v);
     return med;
 }
