@@ -1,5 +1,5 @@
-/* options: the command line: the common options, and each subcommand's through its table entry; no MPI,
- * never exits. Value parsers are in optparse. */
+/* options: struct wb_options, what a run was asked for: the common options and each subcommand's own
+ * struct (from its folder). Parsing it is cli/cmdline.h's. */
 #ifndef WB_OPTIONS_H
 #define WB_OPTIONS_H
 
@@ -41,23 +41,5 @@ struct wb_options {
     struct wb_dfft_opts dfft;
     char command_line[4096];
 };
-
-/* Parse argv into o (defaults first). Returns 0, WB_EHELP, WB_EVERSION or WB_EUSAGE
- * with a one-line message (what is wrong, what is allowed) in wb_error_message(). Local:
- * checks that read this host (free memory) can differ between ranks, so the caller agrees. */
-int wb_options_parse(int argc, char **argv, struct wb_options *o);
-
-/* Print the help text for sub (NULL: the overview) to stdout. */
-void wb_options_print_help(const struct wb_subcommand *sub);
-
-/* The options every subcommand takes, NULL-name terminated. Local. */
-const struct wb_optdef *wb_options_common_defs(void);
-
-/* what "--man": the man page in roff; "--bash-completion": the completion script; both made from
- * the option tables, on stdout. 0, or -1 for any other word (nothing printed). Local, no MPI. */
-int wb_options_print_generated(const char *what);
-
-/* Free what parsing allocated (lists). */
-void wb_options_free(struct wb_options *o);
 
 #endif

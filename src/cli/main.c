@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "bench/options.h"
+#include "cli/cmdline.h"
 #include "core/report.h"
 #include "io/results.h"
 #include "cli/subcommand.h"

@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench/options.h"
+#include "cli/cmdline.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -2,6 +2,7 @@
  * (common_defs and each subcommand's defs), so the three cannot drift from what the parser accepts. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/options.h"
+#include "cli/cmdline.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "bench/options.h"
+#include "cli/cmdline.h"
 #include "cli/subcommand.h"
 #include "core/optparse.h"
 #include "wbtest.h"
