@@ -52,7 +52,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 USER_CFLAGS := $(CFLAGS)
-override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
+override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP -Isrc $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
 override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 
@@ -62,10 +62,11 @@ export OMPI_ALLOW_RUN_AS_ROOT = 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = 1
 endif
 
-SRC   := $(wildcard src/*.c)
+# src/ is one folder per layer (README, module map); objects mirror it, e.g. build/obj/core/error.o.
+SRC   := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 OBJ   := $(SRC:src/%.c=$(B)/obj/%.o)
 FOBJ  := $(SRC:src/%.c=$(B)/faults/%.o)
-LIB   := $(filter-out $(B)/obj/main.o,$(OBJ))
+LIB   := $(filter-out $(B)/obj/cli/main.o,$(OBJ))
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
@@ -84,20 +85,22 @@ $(B)/wulfbench-faults: $(FOBJ)
 
 # fft_mpi.c is compiled with or without FFTW-MPI: a stamp named after which one is rebuilt when that changes.
 FFTW_MPI_STAMP = $(B)/fftw-mpi-$(if $(FFTW_MPI_DEF),no,yes).stamp
-$(B)/obj/fft_mpi.o $(B)/faults/fft_mpi.o: $(FFTW_MPI_STAMP)
+$(B)/obj/fftw/fft_mpi.o $(B)/faults/fftw/fft_mpi.o: $(FFTW_MPI_STAMP)
 $(FFTW_MPI_STAMP):
 	@mkdir -p $(B) && rm -f $(B)/fftw-mpi-*.stamp && touch $@
 
-$(B)/obj/%.o: src/%.c | $(B)/obj
+$(B)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(B)/faults/%.o: src/%.c | $(B)/faults
+$(B)/faults/%.o: src/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DWB_TEST_FAULTS=1 -c -o $@ $<
 
 $(B)/tests/%: tests/unit/%.c $(LIB) | $(B)/tests
 	$(CC) $(CFLAGS) -Isrc -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
-$(B)/obj $(B)/faults $(B)/tests build-san/obj build-san/tests build/fuzz:
+$(B)/tests build-san/tests build/fuzz:
 	mkdir -p $@
 
 # ASan and UBSan build in build-san/ (same sources, -O1, frame pointers kept).
@@ -105,13 +108,14 @@ SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-san
 SOBJ := $(SRC:src/%.c=build-san/obj/%.o)
 SUNITS := $(patsubst tests/unit/%.c,build-san/tests/%,$(wildcard tests/unit/test_*.c))
 
-build-san/obj/%.o: src/%.c | build-san/obj
+build-san/obj/%.o: src/%.c
+	@mkdir -p $(@D)
 	$(CC) $(filter-out -O3 -O2,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 build-san/wulfbench: $(SOBJ)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-build-san/tests/%: tests/unit/%.c $(filter-out build-san/obj/main.o,$(SOBJ)) | build-san/tests
+build-san/tests/%: tests/unit/%.c $(filter-out build-san/obj/cli/main.o,$(SOBJ)) | build-san/tests
 	$(CC) $(filter-out -O3 -O2,$(CFLAGS)) $(SAN_FLAGS) -Isrc -Itests/unit -o $@ $^ $(LDLIBS)
 
 # Open MPI's runtime leaks at exit by design, so leak checking is off (detect_leaks=0); every other
@@ -127,7 +131,7 @@ test-sanitize: build-san/wulfbench $(SUNITS)  ## unit tests and $(SAN_MPI_TESTS)
 	exit $$fail
 
 # libFuzzer on the WAV decoder, from seeds made with sox at build time.
-build/fuzz/fuzz_wav: tests/fuzz/fuzz_wav.c src/audio.c src/error.c | build/fuzz
+build/fuzz/fuzz_wav: tests/fuzz/fuzz_wav.c src/core/audio.c src/core/error.c | build/fuzz
 	$(FUZZ_CC) -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -Isrc -o $@ $^ -lm
 
 build/fuzz/seeds/.made: tests/fuzz/make_seeds.sh | build/fuzz

@@ -3,8 +3,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "audio.h"
-#include "error.h"
+#include "core/audio.h"
+#include "core/error.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

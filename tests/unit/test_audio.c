@@ -1,9 +1,9 @@
 /* Unit tests for the audio module. Usage: test_audio DIR, where DIR was made by make_wavs.sh. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "audio.h"
-#include "error.h"
-#include "rng.h"
+#include "core/audio.h"
+#include "core/error.h"
+#include "core/rng.h"
 #include "wbtest.h"
 
 #include <errno.h>

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "fft.h"
-#include "timer.h"
+#include "core/error.h"
+#include "fftw/fft.h"
+#include "core/timer.h"
 #include "wbtest.h"
 
 #define PI 3.14159265358979323846

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "fft.h"
-#include "kernels.h"
+#include "core/error.h"
+#include "fftw/fft.h"
+#include "fftw/kernels.h"
 #include "wbtest.h"
 
 /* The scalar path the variants must match; kept out of the vectoriser where the compiler allows. */

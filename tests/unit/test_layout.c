@@ -3,16 +3,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_fft_int.h"
-#include "error.h"
-#include "fft.h"
-#include "options_fft.h"
+#include "bench/fft/bench_fft_int.h"
+#include "core/error.h"
+#include "fftw/fft.h"
+#include "bench/fft/options_fft.h"
+#include "bench/options.h"
 #include "wbtest.h"
 
 static struct wb_fft_opts stft(int64_t frame, int64_t hop)
 {
-    struct wb_fft_opts f;
-    wb_fft_opts_defaults(&f);
+    struct wb_options o;
+    memset(&o, 0, sizeof o);
+    wb_fft_opts_defaults(&o);
+    struct wb_fft_opts f = o.fft;
     f.frame = frame;
     f.hop = hop;
     return f;

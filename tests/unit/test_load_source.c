@@ -3,14 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_load_int.h"
-#include "options_load.h"
+#include "bench/load/bench_load_int.h"
+#include "bench/load/options_load.h"
+#include "bench/options.h"
 #include "wbtest.h"
 
 static struct wb_load_opts opts(int loop, double think_ms)
 {
-    struct wb_load_opts t;
-    wb_load_opts_defaults(&t);
+    struct wb_options o;
+    memset(&o, 0, sizeof o);
+    wb_load_opts_defaults(&o);
+    struct wb_load_opts t = o.load;
     t.loop = loop;
     t.think_ms = think_ms;
     return t;

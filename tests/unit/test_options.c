@@ -2,9 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "options.h"
-#include "optparse.h"
+#include "core/error.h"
+#include "bench/options.h"
+#include "cli/cmdline.h"
+#include "cli/subcommand.h"
+#include "core/optparse.h"
 #include "wbtest.h"
 
 /* Parses a command line given as words; returns the code. */
@@ -70,6 +72,29 @@ int main(void)
     WBTEST_CHECK(parse(&o, "wulfbench --version") == WB_EVERSION, "--version");
     wb_options_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench info") == 0 && !strcmp(o.cmd_name, "info"), "info");
+    wb_options_free(&o);
+
+    /* What main asks the table instead of comparing names. */
+    WBTEST_CHECK(parse(&o, "wulfbench load --step-timeout 100") == 0 && o.sub->stall_window_s &&
+                     o.sub->stall_window_s(&o, 5) == 160 && o.sub->stall_window_s(&o, 0) == 0 &&
+                     o.sub->stall_window_s(&o, 500) == 500,
+                 "load's stall window covers its longest step and a minute, and only with --stall-timeout");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench suite") == 0 && o.sub->stall_window_s &&
+                     o.sub->stall_window_s(&o, 5) == wb_load_opts_step_timeout_s(&o.load) + 60,
+                 "suite's stall window is its load part's");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench fft") == 0 && !o.sub->stall_window_s && !o.sub->no_file &&
+                     !o.sub->stdout_taken && o.sub->results_file,
+                 "fft writes a file, to stdout, with the stall window given");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench transfer --format csv") == 0 && !o.sub->no_file(&o) && o.sub->stdout_taken(&o),
+                 "transfer --format csv writes a file and keeps stdout for the document");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench transfer --list") == 0 && o.sub->no_file(&o) && !o.sub->stdout_taken(&o),
+                 "transfer --list writes no file");
+    wb_options_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench info") == 0 && !o.sub->results_file, "info writes no file");
     wb_options_free(&o);
 
     int64_t v;

@@ -6,8 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "safeio.h"
+#include "core/error.h"
+#include "core/safeio.h"
 #include "wbtest.h"
 
 static char dir[] = "/tmp/wb-safeio-XXXXXX";

@@ -1,0 +1,26 @@
+/* options_check: the options of `wulfbench check` and their hooks in the subcommand table. */
+#ifndef WB_OPTIONS_CHECK_H
+#define WB_OPTIONS_CHECK_H
+
+#include <stdint.h>
+
+#include "core/optdef.h"
+
+struct wb_options;
+
+struct wb_check_opts {
+    int strict;                 /* --strict: a warning fails too */
+    int64_t need_bytes;         /* --memory: bytes the run needs on each node, 0 = the default run's */
+    const char *wisdom;         /* --wisdom FILE to be read by the run */
+    const char *results_dir;    /* --results DIR the run will write into (may not exist yet) */
+};
+
+extern const struct wb_optdef wb_check_optdefs[];
+extern const char wb_check_summary[];
+
+/* The option hooks of the subcommand table; local, never exit. */
+void wb_check_defaults(struct wb_options *o);
+int wb_check_set(struct wb_options *o, int id, const char *arg);
+int wb_check_validate(struct wb_options *o);
+
+#endif

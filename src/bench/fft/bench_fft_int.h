@@ -1,0 +1,301 @@
+/* bench_fft_int: what the parts of `wulfbench fft` share: the work layout, requests, the run context,
+ * the schedules, verification and writing. Not for other modules. */
+#ifndef WB_BENCH_FFT_INT_H
+#define WB_BENCH_FFT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "par/comm.h"
+
+struct wb_options;
+struct wb_fft_opts;
+struct wb_results;
+struct wb_result_input;
+struct wb_audio;
+struct wb_fft_kernel;
+
+enum { WB_FFTB_TAG_CHUNK = 101, WB_FFTB_TAG_DATA, WB_FFTB_TAG_RESULT };
+
+/* One transform: where its samples start in the request buffer, how long it is, where its result goes. */
+struct wb_fftb_unit {
+    int32_t file;
+    int64_t off;
+    int64_t n;
+    int64_t res_off;
+    int64_t res_bytes;
+};
+
+/* The work of one point, the same on every rank (built from the file lengths). */
+struct wb_fftb_layout {
+    int nfiles;
+    int64_t nunits;
+    struct wb_fftb_unit *units;
+    int64_t res_total;
+};
+
+/* One request: its files, back to back in one buffer of samples in the transform's precision.
+ * Ranks compute straight from (a copy of) this buffer, so nothing is packed before sending. */
+struct wb_fftb_request {
+    int nfiles;
+    int64_t *file_samples;        /* every rank */
+    int64_t *file_off;            /* every rank: where each file starts in buf */
+    int64_t total_samples;
+    char *buf;                    /* root, and ranks that map it (--local shm) */
+    struct wb_result_input *rows; /* root only */
+    int64_t audio_bytes;
+};
+
+/* A point of the sweep: which files, and how long. */
+struct wb_fftb_point {
+    const char *scenario;
+    int nfiles;
+    double seconds;               /* per file; 0 = as the inputs are */
+};
+
+/* Transforms of each length this rank has needed, kept across points and repetitions. */
+#define WB_FFTB_NKERNELS 64
+struct wb_fftb_kernels {
+    int count;
+    struct wb_fft_kernel *k[WB_FFTB_NKERNELS];
+    int64_t n[WB_FFTB_NKERNELS];
+};
+
+/* One event of a rank's timeline: chunk's samples arriving, its transforms, its results leaving. */
+enum { WB_FFTB_EV_RECV, WB_FFTB_EV_COMPUTE, WB_FFTB_EV_SEND };
+struct wb_fftb_event {
+    int32_t chunk;
+    int32_t phase;                /* WB_FFTB_EV_* */
+    double t_start_s, t_end_s;    /* from this repetition's start barrier, on this rank's clock */
+};
+
+/* What the schedules keep between a repetition and the next step: the chunk size, the clocks that give
+ * t_gather, the timeline of the last repetition, and the root's results for the test dump. */
+struct wb_fftb_pipe {
+    int64_t chunk;                /* units per chunk this point uses (pipelined, dynamic) */
+    double t0_s;                  /* this repetition's start, wb_timer_now_s */
+    double t_ready_s;             /* end of this rank's last transform (or of its distribution), from t0_s */
+    double *t_held_s;             /* root [nranks]: when it held rank q's last result, from t0_s */
+    struct wb_fftb_event *ev;     /* this rank's events of the last repetition */
+    int nev, ev_cap;
+    const char *res;              /* root: the results of the last repetition */
+    int64_t res_bytes;
+    char link_line[320];          /* root: the point's link line, printed under its row */
+};
+
+struct wb_fftb_ctx {
+    const struct wb_options *o;
+    const struct wb_fft_opts *f;
+    struct wb_results *res;
+    int rank, nranks;
+    int baseline;                 /* --baseline: one rank, no messaging inside the timed region */
+    int paired;                   /* --paired-baseline: rank 0 also runs each request alone */
+    int first_compute;            /* ranks first_compute..nranks-1 compute */
+    int input;                    /* enum wb_fft_input: how samples are stored and sent */
+    size_t sb;                    /* bytes per stored sample */
+    char **files;                 /* root: the usable input files */
+    int nfiles_in;
+    struct wb_fftb_kernels kern;
+    int64_t batch;                /* frames per kernel block the last STFT kernel planned here chose */
+    double t_start_s;
+    struct wb_comm_shm_group shm; /* --local shm: who maps the root's buffers */
+    int use_shm;                  /* ranks on the root's node map its buffers */
+    int *done_flags;              /* root: one per rank, for the end-of-gather handshake */
+    double flops;                 /* transform work compute_units has done since it was last zeroed */
+    const char *in_base;          /* this rank's samples in the last repetition, from offset in_base_off */
+    int64_t in_base_off;
+    struct wb_fftb_pipe pipe;     /* the schedules' per-repetition state: chunk, clocks, timeline */
+};
+
+/* Seconds of one repetition on this rank. */
+struct wb_fftb_timing {
+    double t_read_s, t_dist_s, t_comp_s, t_fft_s, t_gather_s, t_total_s;
+};
+
+/* The outcome of checking a point's last repetition. */
+struct wb_fftb_verdict {
+    int passed;
+    double max_error, parseval, roundtrip, crosscheck, dft, tone_err;
+    int tones_expected, tones_found;
+    uint64_t digest;              /* test builds: FNV-1a of every result byte, to compare runs */
+    char check[256];
+};
+
+/* How a point's recorded repetitions ended. */
+struct wb_fftb_repinfo {
+    int autom;                       /* --reps auto */
+    int stop;                        /* index into wb_fftb_stop_names */
+    double ci_halfwidth_rel;         /* 95% CI half-width of the median t_total, over the median (root) */
+    double alone_match;              /* --paired-baseline: largest relative difference of rank 0's own
+                                      * results from the cluster's (root) */
+};
+
+/* Why a point stopped repeating: a fixed count, the CI target, --max-reps, --point-budget. */
+enum { WB_FFTB_STOP_FIXED, WB_FFTB_STOP_TARGET_CI, WB_FFTB_STOP_MAX_REPS, WB_FFTB_STOP_BUDGET };
+extern const char *const wb_fftb_stop_names[];
+
+/* What this rank measured over one point's recorded repetitions. */
+struct wb_fftb_measured {
+    int reps;
+    const struct wb_fftb_timing *tm; /* [reps] */
+    const struct wb_fftb_timing *alone; /* [reps] on rank 0 with --paired-baseline, else NULL */
+    struct wb_fftb_repinfo info;
+    int64_t units;                   /* transforms this rank did in the last repetition */
+    int64_t bytes_in, bytes_out;     /* samples it received, results it sent */
+    double flops;
+    double t_plan_s;                 /* this rank's FFTW planning for the point (0 when reused) */
+    /* Rank 0, from the driver: the request's mean file length, the memory model's figure for the
+     * point, and the health/nodes rows (NULL elsewhere). */
+    double seconds_per_file;
+    int64_t root_bytes_estimate;
+    const struct wb_result_health *health;
+    size_t nhealth;
+};
+
+/* bench_fft_layout.c: units, blocks and regions; all local and pure. */
+
+/* STFT frames of frame samples, hop apart, that fit in samples. */
+int64_t wb_fftb_frames_in(int64_t samples, int64_t frame, int64_t hop);
+/* The units of files laid out back to back (file_samples[nfiles], file_off[nfiles]) under f's mode.
+ * 0 or WB_ENOMEM. Free with wb_fftb_layout_free. */
+int wb_fftb_layout_build(struct wb_fftb_layout *l, const struct wb_fft_opts *f, int nfiles,
+                         const int64_t *file_samples, const int64_t *file_off);
+void wb_fftb_layout_free(struct wb_fftb_layout *l);
+/* First sample that units [u0, ...) read, and one past the last sample units [..., u1) read. */
+int64_t wb_fftb_region_start(const struct wb_fftb_layout *l, int64_t u0);
+int64_t wb_fftb_region_end(const struct wb_fftb_layout *l, int64_t u1);
+/* Bytes of results that units [u0, u1) produce. */
+int64_t wb_fftb_result_span(const struct wb_fftb_layout *l, int64_t u0, int64_t u1);
+/* Units [*u0, *u1) of rank q under the static schedule: contiguous blocks as even as possible over
+ * ranks first_compute..nranks-1; empty for the ranks before. */
+void wb_fftb_block(int64_t nunits, int nranks, int first_compute, int q, int64_t *u0, int64_t *u1);
+/* Rank q's samples under the static schedule: [*start, *end), of which [*start, *main_end) come by
+ * MPI_Scatterv and the rest (frames overlapping the next rank's block, the halo) by a message of
+ * its own. total_samples is the request's length. */
+void wb_fftb_region(const struct wb_fftb_layout *l, int64_t total_samples, int nranks, int first_compute, int q,
+                    int64_t *start, int64_t *main_end, int64_t *end);
+
+/* bench_fft_input.c: requests, synthetic audio, reading and the input list. */
+
+/* Root: list the inputs and decode each once, keeping the good ones (or failing on the first bad one). */
+int wb_fftb_load_inputs(struct wb_fftb_ctx *c);
+/* Root: read and decode the files of one request into rq->buf. The first read (probe) only
+ * learns the lengths and the table of inputs; later reads must find the same lengths. Synthetic
+ * audio has nothing to read: wb_fftb_make_synthetic puts it in rq->buf once per point. */
+int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
+                         int probe);
+/* Root: generate a point's synthetic files straight into rq->buf, in the wire format, one file at a
+ * time (the same seed gives the same samples). Nothing to do for WAV input. */
+int wb_fftb_make_synthetic(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq);
+/* Collective: share the file lengths of a request from the root, so every rank builds the same layout. */
+int wb_fftb_share_lengths(struct wb_fftb_ctx *c, struct wb_fftb_request *rq, int nfiles);
+void wb_fftb_request_free(struct wb_fftb_request *rq);
+/* Root: free the input list. */
+void wb_fftb_inputs_free(struct wb_fftb_ctx *c);
+/* Collective: a buffer of bytes on rank 0 (others pass the same value), mapped by the ranks of its
+ * node with --local shm. 0 or an error, agreed on every rank. */
+int wb_fftb_rootbuf_alloc(struct wb_fftb_ctx *c, struct wb_comm_shm *b, int64_t bytes);
+/* Collective when mapped, else local. */
+void wb_fftb_rootbuf_free(struct wb_comm_shm *b);
+
+/* bench_fft_compute.c: the transforms this rank runs. */
+
+/* The kernel for length n, made once and kept; STFT kernels choose their batch by measurement
+ * (test builds: WB_FFT_BATCH=N forces it). Local. */
+int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **out);
+/* Transform units [u0, u1); base holds the samples from absolute offset base_off on; results go to dst. */
+int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t u0, int64_t u1,
+                          const char *base, int64_t base_off, char *dst, double *t_fft_s);
+void wb_fftb_kernels_free(struct wb_fftb_ctx *c);
+
+/* bench_fft_sched.c: the schedule table, and the phased and dynamic schedules. */
+
+/* One request under a schedule: samples from rq (in inb when mapped) to the ranks, results into resb.
+ * Collective; fills t (this rank's seconds) and m's counts. Every schedule has this signature. */
+typedef int (*wb_fftb_schedule_fn)(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
+                                   const struct wb_fftb_request *rq, const struct wb_comm_shm *inb,
+                                   const struct wb_comm_shm *resb, char **inbuf, int64_t *inbuf_cap,
+                                   struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+/* The schedule --schedule names (phased for --baseline), from the name->function table; NULL if the
+ * table lacks it. Local. */
+wb_fftb_schedule_fn wb_fftb_schedule(const struct wb_fftb_ctx *c);
+/* MPI_Scatterv, compute, MPI_Gatherv, one after the other (and --baseline, without messages). */
+int wb_fftb_run_phased(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                       const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                       int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+/* Chunks on demand, two in flight per worker; inb is not used. */
+int wb_fftb_run_dynamic(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                        const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                        int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+
+/* bench_fft_pipe.c: the pipelined schedule. */
+
+/* Collective: blocks as in phased, each sent in chunks by MPI_Isend; ranks transform chunk k while
+ * later chunks arrive and send its results at once; the root takes results in while it computes. */
+int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                          const struct wb_comm_shm *inb, const struct wb_comm_shm *resb, char **inbuf,
+                          int64_t *inbuf_cap, struct wb_fftb_timing *t, struct wb_fftb_measured *m);
+
+/* bench_fft_clock.c: every schedule's repetition clock: chunk size, timeline events, t_gather. */
+
+/* Units per chunk of pipelined and dynamic for layout l: --chunk, or about 2 ms of the link (--link-rate,
+ * else 100 Mbit/s) with at least 4 chunks per rank. WB_EUSAGE when --chunk exceeds a rank's block. Local,
+ * the same on every rank. */
+int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk);
+/* Local: start a repetition's clock and timeline. */
+int wb_fftb_clock_start(struct wb_fftb_ctx *c);
+/* Local: note an event from absolute times a to b (wb_timer_now_s); the first events only, when many. */
+void wb_fftb_clock_event(struct wb_fftb_ctx *c, int64_t chunk, int phase, double a, double b);
+/* Collective, after t_total is taken: t_gather of every rank, from its last transform until the root
+ * held its last result (the root tells each rank when). */
+int wb_fftb_clock_finish(struct wb_fftb_ctx *c, struct wb_fftb_timing *t);
+/* Local: free the clock's timeline and result times. */
+void wb_fftb_clock_free(struct wb_fftb_ctx *c);
+
+/* bench_fft_compute.c (with the kernel cache): rank 0 plans every length of l first and shares its
+ * wisdom, so every rank runs the same plan for a length (FFTW_MEASURE may choose differently per
+ * rank). Collective. */
+int wb_fftb_share_plans(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l);
+/* bench_fft_input.c (with the root buffers): this rank's input buffer, grown to at least nbytes and
+ * kept across repetitions. Local. */
+int wb_fftb_ensure_buf(char **buf, int64_t *cap, int64_t nbytes);
+
+/* bench_fft_verify.c: checks the last repetition of a point: Parseval and round trip on every
+ * computing rank (static) or the root (dynamic), the cross-check and the known tones on the root.
+ * Collective; v->passed is the same on every rank. */
+int wb_fftb_verify_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                         const char *results, struct wb_fftb_verdict *v);
+
+/* Root: the largest relative difference between two result buffers of layout l, unit by unit. */
+double wb_fftb_results_diff(const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const char *a, const char *b);
+
+/* bench_fft_write.c: the point's whole group in the result file, flushed, then its table row
+ * (bench_fft_print.c). Collective. */
+int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
+                        const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
+                        const struct wb_fftb_verdict *v);
+
+/* bench_fft_print.c: the table on stdout; rank 0 prints, from figures the writer found. */
+
+/* The figures of one point's row. */
+struct wb_fftb_row {
+    int id;
+    const char *scenario;
+    int nfiles;
+    double seconds;               /* mean length of the request's files */
+    int64_t audio_bytes;
+    double t_fft_s;               /* median of the longest rank's transforms */
+    double slow_s[3];             /* medians of the slowest rank's distribute, compute, gather */
+    double over_s;                /* median of t_total - (slowest distribute + compute + gather) */
+    double total_flops;
+    int passed;
+    const double *rates;          /* [nranks] kB/s of every rank, or NULL */
+};
+/* The row (t_read and t_total are m's medians; col is scratch of m->reps), the paired-baseline line,
+ * the per-rank rates and the link line under it. */
+void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w, const struct wb_fftb_measured *m,
+                       double *col);
+/* The table header. */
+void wb_fftb_print_header(const struct wb_fftb_ctx *c);
+
+#endif

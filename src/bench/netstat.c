@@ -1,0 +1,279 @@
+#define _GNU_SOURCE
+#include "bench/netstat.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <ifaddrs.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "par/comm.h"
+#include "core/error.h"
+#include "io/results.h"
+
+#define MAX_ADDRS 8
+
+/* Decided once, at the first wb_netstat_end, on every rank. */
+static struct {
+    int known;
+    int leader;          /* 1 if this rank is its node's lowest rank */
+    char iface[32];      /* the interface that routes to rank 0, "" = the sum over all but lo */
+} me;
+
+/* root + rel: the real /proc and /sys, or in the fault build a fake tree under $WB_SYSFS_ROOT. */
+static void sys_path(char *out, size_t cap, const char *rel)
+{
+    const char *root = "";
+#ifdef WB_TEST_FAULTS
+    if (getenv("WB_SYSFS_ROOT"))
+        root = getenv("WB_SYSFS_ROOT");
+#endif
+    snprintf(out, cap, "%s%s", root, rel);
+}
+
+static int64_t read_i64(const char *rel)
+{
+    char path[4200];
+    sys_path(path, sizeof path, rel);
+    FILE *f = fopen(path, "r");
+    long long v = -1;
+    if (f && fscanf(f, "%lld", &v) != 1)
+        v = -1;
+    if (f)
+        fclose(f);
+    return (int64_t)v;
+}
+
+/* /proc/net/snmp has a "Tcp:" line of names and a "Tcp:" line of values; find ours by name. */
+static void read_tcp(int64_t *retrans, int64_t *out)
+{
+    char path[4200], names[2048] = "", line[2048];
+    *retrans = *out = -1;
+    sys_path(path, sizeof path, "/proc/net/snmp");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Tcp:", 4) != 0)
+            continue;
+        if (!*names) {
+            snprintf(names, sizeof names, "%s", line);
+            continue;
+        }
+        char *sn = NULL, *sv = NULL;
+        char *n = strtok_r(names, " \t\n", &sn), *v = strtok_r(line, " \t\n", &sv);
+        while ((n = strtok_r(NULL, " \t\n", &sn)) && (v = strtok_r(NULL, " \t\n", &sv))) {
+            if (!strcmp(n, "RetransSegs"))
+                *retrans = strtoll(v, NULL, 10);
+            else if (!strcmp(n, "OutSegs"))
+                *out = strtoll(v, NULL, 10);
+        }
+        break;
+    }
+    fclose(f);
+}
+
+/* The four counters of interface name from /sys/class/net/NAME/statistics. */
+static void read_if_sysfs(struct wb_netstat_if *i, const char *name)
+{
+    static const char *const what[4] = {"rx_dropped", "tx_dropped", "rx_errors", "tx_errors"};
+    int64_t *to[4] = {&i->rx_dropped, &i->tx_dropped, &i->rx_errors, &i->tx_errors};
+    char rel[160];
+    snprintf(i->name, sizeof i->name, "%s", name);
+    for (int k = 0; k < 4; k++) {
+        snprintf(rel, sizeof rel, "/sys/class/net/%s/statistics/%s", name, what[k]);
+        *to[k] = read_i64(rel);
+    }
+}
+
+/* The fake tree of the fault build: every folder of /sys/class/net but lo. */
+static int faked(struct wb_netstat *ns)
+{
+#ifdef WB_TEST_FAULTS
+    if (!getenv("WB_SYSFS_ROOT"))
+        return 0;
+    char path[4200];
+    sys_path(path, sizeof path, "/sys/class/net");
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)) && ns->nif < WB_NETSTAT_MAX_IF)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "lo") && strlen(e->d_name) < sizeof ns->ifs[0].name)
+            read_if_sysfs(&ns->ifs[ns->nif++], e->d_name);
+    if (d)
+        closedir(d);
+    return 1;
+#else
+    (void)ns;
+    return 0;
+#endif
+}
+
+void wb_netstat_begin(struct wb_netstat *ns)
+{
+    memset(ns, 0, sizeof *ns);
+    read_tcp(&ns->retrans_segs, &ns->out_segs);
+    if (faked(ns))
+        return;
+    /* The interfaces of this network namespace. /sys shows those of the namespace that mounted it
+     * (an emulated node entered with nsenter sees the host's), so its counters count only where
+     * its ifindex agrees; elsewhere the kernel's own link statistics do. */
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        return;
+    for (struct ifaddrs *a = ifs; a && ns->nif < WB_NETSTAT_MAX_IF; a = a->ifa_next) {
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_PACKET || (a->ifa_flags & IFF_LOOPBACK) ||
+            strlen(a->ifa_name) >= sizeof ns->ifs[0].name)
+            continue;
+        struct wb_netstat_if *i = &ns->ifs[ns->nif++];
+        char rel[160];
+        snprintf(rel, sizeof rel, "/sys/class/net/%s/ifindex", a->ifa_name);
+        if (read_i64(rel) == (int64_t)if_nametoindex(a->ifa_name)) {
+            read_if_sysfs(i, a->ifa_name);
+            continue;
+        }
+        const struct rtnl_link_stats *st = a->ifa_data;
+        snprintf(i->name, sizeof i->name, "%s", a->ifa_name);
+        i->rx_dropped = st ? (int64_t)st->rx_dropped : -1;
+        i->tx_dropped = st ? (int64_t)st->tx_dropped : -1;
+        i->rx_errors = st ? (int64_t)st->rx_errors : -1;
+        i->tx_errors = st ? (int64_t)st->tx_errors : -1;
+    }
+    freeifaddrs(ifs);
+}
+
+/* Rank 0's IPv4 addresses other than loopback (network order); none gives {0}, which only a
+ * default route matches. */
+static int root_addrs(uint32_t *addr)
+{
+    int n = 0;
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) == 0)
+        for (struct ifaddrs *i = ifs; i && n < MAX_ADDRS; i = i->ifa_next)
+            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
+                uint32_t a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
+                if (a != htonl(INADDR_LOOPBACK))
+                    addr[n++] = a;
+            }
+    freeifaddrs(ifs);
+    if (n == 0)
+        addr[n++] = 0;
+    return n;
+}
+
+/* The interface of the most specific route (of /proc/net/route, which prints addresses as the
+ * network-order word in hex) to any of rank 0's addresses, into out; "" if none. */
+static void route_to(const uint32_t *addr, int naddr, char *out, size_t cap)
+{
+    char path[4200], line[512];
+    int best = -1;
+    *out = 0;
+    sys_path(path, sizeof path, "/proc/net/route");
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char name[64];
+        unsigned dest, gw, flags, mask, refcnt, use, metric;
+        if (sscanf(line, "%63s %x %x %x %u %u %u %x", name, &dest, &gw, &flags, &refcnt, &use, &metric, &mask) != 8 ||
+            !(flags & 1u) || strlen(name) >= cap)
+            continue;
+        for (int a = 0; a < naddr; a++)
+            if ((addr[a] & mask) == dest && __builtin_popcount(mask) > best) {
+                best = __builtin_popcount(mask);
+                snprintf(out, cap, "%s", name);
+            }
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Every rank: am I my node's lowest rank, and (leaders) which interface leads to rank 0. Collective. */
+static int decide(void)
+{
+    int rank = wb_comm_rank();
+    int map_nodes = 0;
+    const int *node = wb_comm_node_map(&map_nodes); /* cached at init */
+    int rc = 0;
+    int nnodes = map_nodes;
+    rc = nnodes < 0 ? nnodes : rc;
+    struct {
+        int32_t n;
+        uint32_t addr[MAX_ADDRS];
+    } at = {0};
+    if (rc == 0 && rank == 0)
+        at.n = root_addrs(at.addr);
+    if (rc == 0)
+        rc = wb_comm_bcast(&at, sizeof at, 0);
+    if (rc == 0) {
+        me.leader = 1;
+        for (int q = 0; q < rank; q++)
+            me.leader &= node[q] != node[rank];
+        route_to(at.addr, at.n, me.iface, sizeof me.iface);
+        me.known = 1;
+    }
+    return rc;
+}
+
+/* Now minus then, -1 if either is unknown. */
+static int64_t delta(int64_t then, int64_t now)
+{
+    return then < 0 || now < 0 ? -1 : now - then;
+}
+
+/* Deltas of the four interface counters over the chosen interface, or summed over all (summed = 1)
+ * when that one is not in both readings. */
+static void if_deltas(const struct wb_netstat *a, const struct wb_netstat *b, int64_t d[4], int *summed)
+{
+    int found = 0;
+    for (int k = 0; k < 4; k++)
+        d[k] = 0;
+    for (int pass = 0; pass < 2 && !found; pass++)
+        for (int i = 0; i < a->nif; i++)
+            for (int j = 0; j < b->nif; j++) {
+                const struct wb_netstat_if *x = &a->ifs[i], *y = &b->ifs[j];
+                if (strcmp(x->name, y->name) || (pass == 0 && strcmp(x->name, me.iface)))
+                    continue;
+                int64_t v[4] = {delta(x->rx_dropped, y->rx_dropped), delta(x->tx_dropped, y->tx_dropped),
+                                delta(x->rx_errors, y->rx_errors), delta(x->tx_errors, y->tx_errors)};
+                for (int k = 0; k < 4; k++)
+                    d[k] = d[k] < 0 || v[k] < 0 ? -1 : d[k] + v[k];
+                found = 1;
+            }
+    *summed = !*me.iface || !found ? 1 : 0;
+    for (int k = 0; !found && k < 4; k++)
+        d[k] = -1;
+}
+
+int wb_netstat_end(const struct wb_netstat *ns, struct wb_results *res, const char *group)
+{
+    if (!res)
+        return 0;
+    int rc = me.known ? 0 : wb_comm_agree(decide());
+    struct wb_netstat now;
+    wb_netstat_begin(&now);
+    int64_t v[7] = {-1, -1, -1, -1, -1, -1, -1};
+    if (rc == 0 && me.leader) {
+        int summed = 0;
+        v[0] = delta(ns->retrans_segs, now.retrans_segs);
+        v[1] = delta(ns->out_segs, now.out_segs);
+        if_deltas(ns, &now, v + 2, &summed);
+        v[6] = summed;
+        static int warned;
+        if (summed && !warned++)
+            fprintf(stderr, "wulfbench: rank %d: warning: no interface routes to rank 0 here%s; the drop and "
+                            "error counters are the sum over every interface but lo (net/if_summed = 1)\n",
+                    wb_comm_rank(), *me.iface ? " that has statistics" : "");
+    }
+    static const char *const names[7] = {"tcp_retrans_segs", "tcp_out_segs", "rx_dropped", "tx_dropped",
+                                          "rx_errors", "tx_errors", "if_summed"};
+    static const char *const units[7] = {"segments", "segments", "packets", "packets", "packets", "packets", "1"};
+    for (int k = 0; rc == 0 && k < 7; k++) {
+        char d[300];
+        snprintf(d, sizeof d, "%s/net/%s", group, names[k]);
+        rc = wb_results_write_per_rank_i64(res, d, &v[k], 1, units[k]);
+    }
+    return wb_comm_agree(rc);
+}

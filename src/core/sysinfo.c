@@ -1,0 +1,182 @@
+#define _POSIX_C_SOURCE 200809L
+#include "core/sysinfo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The value after "key" and a colon on the first matching line of a /proc-style file. */
+static int read_field(const char *path, const char *key, char *out, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int found = -1;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) != 0)
+            continue;
+        char *colon = strchr(line + klen, ':');
+        if (!colon)
+            continue;
+        char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        v[strcspn(v, "\n")] = '\0';
+        snprintf(out, cap, "%s", v);
+        found = 0;
+        break;
+    }
+    fclose(f);
+    return found;
+}
+
+static double read_number_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    double v = NAN;
+    if (fscanf(f, "%lf", &v) != 1)
+        v = NAN;
+    fclose(f);
+    return v;
+}
+
+/* root + rel: the real /sys and /proc, or in the fault build a fake tree under $WB_SYSFS_ROOT (a Pi
+ * that the tests can make hot or throttled). */
+void wb_sysinfo_path(char *out, size_t cap, const char *rel)
+{
+    const char *root = "";
+#ifdef WB_TEST_FAULTS
+    if (getenv("WB_SYSFS_ROOT"))
+        root = getenv("WB_SYSFS_ROOT");
+#endif
+    snprintf(out, cap, "%s%s", root, rel);
+}
+
+/* The highest (want_max) or lowest of the values in files fmt % 0, 1, ... up to the first missing one,
+ * times scale, ignoring values outside [lo, hi]; NaN if none. */
+static double fold_numbered(const char *fmt, int want_max, double scale, double lo, double hi)
+{
+    double best = NAN;
+    for (int i = 0; i < 1024; i++) {
+        char rel[128], path[4200];
+        snprintf(rel, sizeof rel, fmt, i);
+        wb_sysinfo_path(path, sizeof path, rel);
+        double v = read_number_file(path) * scale;
+        if (isnan(v))
+            break;
+        if (v >= lo && v <= hi && (isnan(best) || (want_max ? v > best : v < best)))
+            best = v;
+    }
+    return best;
+}
+
+double wb_sysinfo_temp_c(void)
+{
+    /* The hottest zone: thermal_zone0 is the SoC on a Raspberry Pi; a PC has package, core and board zones. */
+    return fold_numbered("/sys/class/thermal/thermal_zone%d/temp", 1, 1e-3, -50, 150);
+}
+
+int wb_sysinfo_on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    char dir[4096], exe[4200];
+    int found = 0;
+    for (const char *p = path ? path : ""; *p && !found;) {
+        size_t len = strcspn(p, ":");
+        snprintf(dir, sizeof dir, "%.*s", (int)len, p);
+        snprintf(exe, sizeof exe, "%s/%s", dir, name);
+        found = len > 0 && access(exe, X_OK) == 0;
+        p += len + (p[len] == ':');
+    }
+    return found;
+}
+
+/* The first line of `vcgencmd get_throttled` ("throttled=0x50005") where vcgencmd is on PATH. */
+static int vcgencmd_flags(unsigned long *flags)
+{
+    if (!wb_sysinfo_on_path("vcgencmd"))
+        return -1;
+    FILE *f = popen("vcgencmd get_throttled 2>/dev/null", "r");
+    if (!f)
+        return -1;
+    int ok = fscanf(f, " throttled=%lx", flags) == 1;
+    pclose(f);
+    return ok ? 0 : -1;
+}
+
+int wb_sysinfo_throttle_flags(unsigned long *flags)
+{
+    char path[4200];
+    /* Raspberry Pi OS exposes the firmware's flags here (kernel 5.x+); older ones only through vcgencmd. */
+    wb_sysinfo_path(path, sizeof path, "/sys/devices/platform/soc/soc:firmware/get_throttled");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return vcgencmd_flags(flags);
+    int ok = fscanf(f, "%lx", flags) == 1;
+    fclose(f);
+    return ok ? 0 : -1;
+}
+
+int wb_sysinfo_throttled(void)
+{
+    unsigned long flags = 0;
+    return wb_sysinfo_throttle_flags(&flags) == 0 ? flags != 0 : -1;
+}
+
+double wb_sysinfo_cpu_mhz_min(void)
+{
+    return fold_numbered("/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", 0, 1e-3, 1, 1e6);
+}
+
+int64_t wb_sysinfo_mem_available(void)
+{
+#ifdef WB_TEST_FAULTS
+    /* Test-only: WB_FAULT_MEM_RANK=R leaves rank R (as the launcher numbers it) 1 MiB, so a check
+     * that reads this host can be made to differ between ranks. */
+    const char *fault = getenv("WB_FAULT_MEM_RANK"), *me = getenv("OMPI_COMM_WORLD_RANK");
+    if (!me)
+        me = getenv("PMI_RANK");
+    if (fault && me && !strcmp(fault, me))
+        return INT64_C(1) << 20;
+#endif
+    char v[128];
+    if (read_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
+        return -1;
+    return (int64_t)strtoll(v, NULL, 10) * 1024;
+}
+
+void wb_sysinfo_read(struct wb_host *h)
+{
+    memset(h, 0, sizeof *h);
+    if (gethostname(h->hostname, sizeof h->hostname - 1) != 0)
+        snprintf(h->hostname, sizeof h->hostname, "unknown");
+    /* x86 says "model name"; Raspberry Pi kernels say "Model" (the board) or nothing. */
+    char cpuinfo[4200];
+    wb_sysinfo_path(cpuinfo, sizeof cpuinfo, "/proc/cpuinfo");
+    if (read_field(cpuinfo, "model name", h->cpu_model, sizeof h->cpu_model) != 0 &&
+        read_field(cpuinfo, "Model", h->cpu_model, sizeof h->cpu_model) != 0 &&
+        read_field(cpuinfo, "Hardware", h->cpu_model, sizeof h->cpu_model) != 0)
+        snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    h->cores = cores > 0 ? (int32_t)cores : -1;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    h->mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : -1;
+    char freq[4200];
+    wb_sysinfo_path(freq, sizeof freq, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
+    double khz = read_number_file(freq);
+    if (!isnan(khz)) {
+        h->cpu_mhz = khz / 1000.0;
+    } else {
+        char v[64];
+        h->cpu_mhz = read_field(cpuinfo, "cpu MHz", v, sizeof v) == 0 ? atof(v) : NAN;
+    }
+    h->temp_c_start = wb_sysinfo_temp_c();
+    h->temp_c_end = NAN;
+    h->throttled = wb_sysinfo_throttled();
+}

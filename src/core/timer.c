@@ -1,0 +1,52 @@
+#define _POSIX_C_SOURCE 200809L
+#include "core/timer.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <time.h>
+
+double wb_timer_now_s(void) { return MPI_Wtime(); }
+
+double wb_timer_tick_s(void)
+{
+    static double tick;
+    if (tick > 0)
+        return tick;
+    /* MPI_Wtick can claim more than the clock delivers; take the smallest observed step too. */
+    double smallest = INFINITY;
+    for (int i = 0; i < 20; i++) {
+        double t0 = MPI_Wtime(), t1;
+        while ((t1 = MPI_Wtime()) == t0)
+            ;
+        if (t1 - t0 < smallest)
+            smallest = t1 - t0;
+    }
+    tick = fmax(MPI_Wtick(), smallest);
+    return tick;
+}
+
+void wb_timer_sleep_s(double s)
+{
+    if (!(s > 0))
+        return;
+    struct timespec ts;
+    ts.tv_sec = (time_t)s;
+    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+void wb_timer_backoff_reset(struct wb_timer_backoff *i) { i->cur_s = 0; }
+
+void wb_timer_backoff_wait(struct wb_timer_backoff *i, double until_abs_s)
+{
+    if (i->max_s <= 0)
+        return;
+    i->cur_s = i->cur_s > 0 ? fmin(2 * i->cur_s, i->max_s) : fmin(10e-6, i->max_s);
+    double s = i->cur_s;
+    if (isfinite(until_abs_s))
+        s = fmin(s, until_abs_s - wb_timer_now_s());
+    wb_timer_sleep_s(s);
+}
+
+int wb_timer_too_short(double t_s) { return t_s < 100.0 * wb_timer_tick_s(); }

@@ -1,0 +1,31 @@
+/* hostfacts: the facts a run records beside sysinfo's and `check` judges: CPU governor and frequency
+ * range, board or instance model, the network interface that carries traffic to rank 0 (its kind, link
+ * speed, MTU), and the build and library versions. Reads /sys through wb_sysinfo_path (a fake tree
+ * under WB_SYSFS_ROOT in the fault build), /proc/net/route and getifaddrs. */
+#ifndef WB_HOSTFACTS_H
+#define WB_HOSTFACTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sysinfo.h"
+
+#define WB_HOSTFACTS_MAX_ADDRS 8
+
+/* This host's IPv4 addresses (network order) on interfaces that are up, loopback left out, into
+ * addrs[cap]; returns how many. Local. */
+int wb_hostfacts_local_addrs(uint32_t *addrs, int cap);
+
+/* Interfaces that are up with an IPv4 address, loopback left out: the ones Open MPI's TCP transport
+ * may pick from. Local. */
+int wb_hostfacts_candidates(void);
+
+/* Fill h's governor, frequency range, model, versions (fftw and hdf5 given by the modules that own
+ * them) and the interface that routes to one of rank 0's addresses root[n] (the most specific route
+ * wins; an address of this host gives "lo"). Local, never fails: unknown facts stay "" or -1/NaN. */
+void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const char *fftw, const char *hdf5);
+
+/* Rank 0's addresses broadcast, then wb_hostfacts_read. Collective. 0 or WB_EMPI. */
+int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5);
+
+#endif
