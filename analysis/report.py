@@ -645,6 +645,11 @@ def _buys_section(rep: Report, ctx: Context) -> None:
     """The first section: figures from analysis.buys, only formatted here."""
     rows = buys.rows(ctx.runs, ctx.baselines, ctx.stats, ctx.paired, ctx.cross, ctx.extra,
                      ctx.args.max_nodes)
+    by_name = {r.name: r for r in ctx.runs + ctx.baselines}
+    for row in rows:
+        # Energy and cost beside each comparison (docs/energy.md); empty where nothing was measured.
+        base = None if row.kind == "paired" else by_name.get(row.against)
+        row.extra.update(energy.buys_columns(ctx.energy, by_name[row.run], base, row.point))
     rep.lead = sec = Section("buys", "What the cluster buys", "What it buys")
     sec.para(buys.LEAD if rows else buys.NONE)
     if rows:

@@ -390,3 +390,28 @@ def test_meter_on_a_file_the_real_binary_wrote(tmp_path):
     for pt in run.points:
         assert rows[pt.id].source == "meter"
         assert rows[pt.id].j_per_request == pytest.approx(6.0 * _median_total(run, pt.id), rel=0.05)
+
+
+def test_buys_table_carries_energy_and_cost(tmp_path):
+    """The first table of the page gains the energy and cost of each comparison, with its source:
+    4 nodes at 8 W (rapl) against rank 0 alone, whose node draws 8 W too."""
+    path = fixtures.write_run(tmp_path / "r.h5", SMALL)
+    fixtures.add_paired_baseline(path, {"p004": 3.0})
+    fixtures.add_power(path, 8.0)
+    out = tmp_path / "report"
+    proc = run_cli(str(path), "-o", str(out), "-q", "--price", "all=0.02")
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "buys.csv", newline="", encoding="utf-8") as fh:
+        buys = [b for b in csv.DictReader(fh) if b["point"] == "p004"]
+    assert buys, "no p004 row in buys.csv"
+    run = _run(path)
+    with h5py.File(path) as f:
+        alone = float(np.median(f["fft/p004/baseline/t_total"][()]))
+    for b in buys:
+        for col in ("J/request", "kB/J", "GFLOPS/W", "$/1000 requests"):
+            assert col in b
+        cluster, _, other = b["J/request"].partition(" · ")
+        assert cluster.startswith("cluster ") and cluster.endswith("J (rapl)")
+        assert float(cluster.split()[1]) == pytest.approx(32.0 * _median_total(run, "p004"), rel=0.01)
+        assert other.startswith("one node ")
+        assert float(other.split()[2]) == pytest.approx(8.0 * alone, rel=0.01)
