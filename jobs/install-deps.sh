@@ -17,7 +17,7 @@ declare -A GROUP=(
   [test]="python3-pytest python3-pandas sox alsa-utils man-db"
   [bench]="netpipe-openmpi hpcc"
   [browser]="chromium fonts-dejavu-core"
-  [cluster]="iproute2 util-linux procps time gcc libc6-dev"
+  [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping"
   [slurm]="slurm-wlm munge"
   [fuzz]="clang libclang-rt-14-dev"
 )

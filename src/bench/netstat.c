@@ -14,6 +14,7 @@
 
 #include "par/comm.h"
 #include "core/error.h"
+#include "core/sysinfo.h"
 #include "io/results.h"
 
 #define MAX_ADDRS 8
@@ -25,21 +26,10 @@ static struct {
     char iface[32];      /* the interface that routes to rank 0, "" = the sum over all but lo */
 } me;
 
-/* root + rel: the real /proc and /sys, or in the fault build a fake tree under $WB_SYSFS_ROOT. */
-static void sys_path(char *out, size_t cap, const char *rel)
-{
-    const char *root = "";
-#ifdef WB_TEST_FAULTS
-    if (getenv("WB_SYSFS_ROOT"))
-        root = getenv("WB_SYSFS_ROOT");
-#endif
-    snprintf(out, cap, "%s%s", root, rel);
-}
-
 static int64_t read_i64(const char *rel)
 {
     char path[4200];
-    sys_path(path, sizeof path, rel);
+    wb_sysinfo_path(path, sizeof path, rel);
     FILE *f = fopen(path, "r");
     long long v = -1;
     if (f && fscanf(f, "%lld", &v) != 1)
@@ -54,7 +44,7 @@ static void read_tcp(int64_t *retrans, int64_t *out)
 {
     char path[4200], names[2048] = "", line[2048];
     *retrans = *out = -1;
-    sys_path(path, sizeof path, "/proc/net/snmp");
+    wb_sysinfo_path(path, sizeof path, "/proc/net/snmp");
     FILE *f = fopen(path, "r");
     if (!f)
         return;
@@ -98,7 +88,7 @@ static int faked(struct wb_netstat *ns)
     if (!getenv("WB_SYSFS_ROOT"))
         return 0;
     char path[4200];
-    sys_path(path, sizeof path, "/sys/class/net");
+    wb_sysinfo_path(path, sizeof path, "/sys/class/net");
     DIR *d = opendir(path);
     struct dirent *e;
     while (d && (e = readdir(d)) && ns->nif < WB_NETSTAT_MAX_IF)
@@ -172,7 +162,7 @@ static void route_to(const uint32_t *addr, int naddr, char *out, size_t cap)
     char path[4200], line[512];
     int best = -1;
     *out = 0;
-    sys_path(path, sizeof path, "/proc/net/route");
+    wb_sysinfo_path(path, sizeof path, "/proc/net/route");
     FILE *f = fopen(path, "r");
     while (f && fgets(line, sizeof line, f)) {
         char name[64];

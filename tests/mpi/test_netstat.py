@@ -75,7 +75,7 @@ def test_each_point_carries_its_nodes_deltas_from_the_interface_to_rank0(tmp_pat
     stop = fake_net(root, route=True)
     out = tmp_path / "n.h5"
     try:
-        r = run_faults(3, "fft", "--sweep", "files", "--files", "1,2", "--file-seconds", "1", "--reps", "3",
+        r = run_faults(3, "fft", "--sweep", "files", "--files", "1,2", "--file-seconds", "5", "--reps", "8",
                        "--plan", "estimate", "-q", "-o", str(out), env={"WB_SYSFS_ROOT": str(root)})
     finally:
         stop.set()
