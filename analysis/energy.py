@@ -649,6 +649,9 @@ def buys_columns(result: Result, run: Run, baseline: Run | None = None,
     else:
         other = result.row(run.name, f"{mine.point}/baseline")
         who = "one node"
+    attrs = ("j_per_request", "kB_per_j", "gflops_per_w", "usd_per_1000_requests")
+    if not any(np.isfinite(float(getattr(r, a))) for r in (mine, other) if r is not None for a in attrs):
+        return {}  # nothing measured and nothing priced: no columns of "unmeasured" in the table
     out = {}
     for col, attr, unit in (("J/request", "j_per_request", "J"), ("kB/J", "kB_per_j", "kB/J"),
                             ("GFLOPS/W", "gflops_per_w", "GFLOPS/W"),
