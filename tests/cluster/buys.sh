@@ -50,6 +50,8 @@ trap 'exit 130' INT TERM HUP
 "$cluster" status >/dev/null 2>&1 && abort "an emulated cluster is already up; take it down first"
 
 sweep=(fft --sweep files --files 1:8 --reps 5 --plan estimate -q)
+# What a pi3 builder knows of the link: 100 Mbit/s, given as the line rate the report's link bound uses.
+link=(--link-rate 12.5MB)
 # The desktop: this machine at full speed, one process, before the cluster exists.
 mpirun -np 1 "$bin" "${sweep[@]}" --baseline -o "$tmp/desk.h5" >"$tmp/desk.log" 2>&1 ||
     { indent <"$tmp/desk.log"; abort "the desktop baseline run failed"; }
@@ -62,7 +64,7 @@ mkdir -p "$tmp/spectra" "$tmp/peaks"
 for n in 1 2 4; do
     paired=()
     ((n > 1)) && paired=(--paired-baseline)
-    "$cluster" run --np "$n" -- "${sweep[@]}" "${paired[@]}" --label "pi n$n" \
+    "$cluster" run --np "$n" -- "${sweep[@]}" "${link[@]}" "${paired[@]}" --label "pi n$n" \
         -o "$tmp/spectra/n$n.h5" >"$tmp/run.log" 2>&1 || { indent <"$tmp/run.log"; fail "fft on $n nodes (spectra)"; }
     "$cluster" run --np "$n" -- "${sweep[@]}" "${paired[@]}" --result peaks --label "pi n$n peaks" \
         -o "$tmp/peaks/n$n.h5" >"$tmp/run.log" 2>&1 || { indent <"$tmp/run.log"; fail "fft on $n nodes (peaks)"; }

@@ -91,7 +91,7 @@ fake_power.hwmon_tree(tmp / "n1", [4_000_000])
 fake_power.hwmon_tree(tmp / "n2", [5_000_000, 2_000_000])
 fake_power.rapl_tree(tmp / "n3", 3_000_000)
 EOF
-"$python" "$repo/tests/mpi/fake_power.py" "$tmp/n3/sys/class/powercap/intel-rapl:0/energy_uj" 15 3000000 0.003 &
+"$python" "$repo/tests/mpi/fake_power.py" "$tmp/n3/sys/class/powercap/intel-rapl:0/energy_uj" 15 3000000 0.001 &
 helper_pid=$!
 sleep 0.3
 
@@ -102,7 +102,7 @@ if ! "$cluster" up 3 --node "1:sysfs=$tmp/n1" --node "2:sysfs=$tmp/n2" --node "3
 fi
 
 out=$tmp/power.h5
-if "$cluster" run -- fft --sweep sizes --seconds 60 --reps 4 --plan estimate --power-idle 1 -q \
+if "$cluster" run -- fft --sweep sizes --seconds 240 --reps 8 --plan estimate --power-idle 1 -q \
     -o "$out" >"$tmp/run.log" 2>&1; then
     pass "fft across 3 nodes with a fake source each"
 else
