@@ -2,7 +2,7 @@
 figures, a latency-bandwidth and compute-cost model, and write a report.
 
 Modules:
-    load    reading result files into plain dataclasses; schema checks
+    reader  opening result files (forked, damage-safe) into plain dataclasses; schema checks
     stats   median confidence intervals, CV, speedup, efficiency, Karp-Flatt, crossover
     model   Hockney alpha-beta fit, compute-cost fit, forecast for 1..64 nodes
     tables  the report's tables as plain rows (shared by HTML, Markdown and CSV)

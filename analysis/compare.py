@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from . import derive, model
-from .load import (InputError, Run, guarded_main, name_runs, open_run, new_parser,
+from .reader import (InputError, Run, guarded_main, name_runs, open_run, new_parser,
                    prog_name)
 
 PROG = prog_name("compare")

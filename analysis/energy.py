@@ -18,8 +18,8 @@ import numpy as np
 
 from . import meter, stats
 from .tables import Column, Table
-from .load import ENERGY_DATASETS as ENERGY
-from .load import Run, UsageError, text
+from .reader import ENERGY_DATASETS as ENERGY
+from .reader import Run, UsageError, open_h5, text
 
 SOURCES = ("rapl", "hwmon", "pi5")  # measured in the run; "meter" comes from a log
 POWER = ("idle_w", "idle_s", "period_s", "period_err_s")
@@ -75,7 +75,7 @@ def read_file(path: Path) -> FileEnergy:
     """/power and every point's energy datasets; empty when the file has none."""
     out = FileEnergy(power=None, series={})
     try:
-        with h5py.File(path, "r") as fh:
+        with open_h5(path) as fh:
             if isinstance(fh.get("power"), h5py.Group):
                 g = fh["power"]
                 src = g.get("source")
@@ -193,7 +193,7 @@ class Unit:
     key: tuple | None = None  # FftPoint.key, to match points across runs
 
 
-def _units(run: Run, load_next_dfft: list | None = None) -> list[Unit]:
+def _units(run: Run, detail_dfft: list | None = None) -> list[Unit]:
     nodes = nodes_of(run)
     out = []
     for pt in run.points:
@@ -207,7 +207,7 @@ def _units(run: Run, load_next_dfft: list | None = None) -> list[Unit]:
             out.append(Unit(f"{pt.id}/baseline", f"/fft/{pt.id}/baseline", "baseline",
                             base[pt.id], 1.0, pt.input_bytes, flops,
                             [n for n in nodes if n.leader == 0] or nodes[:1], pt.key))
-    for d in load_next_dfft or []:
+    for d in detail_dfft or []:
         t = d.times["t_total"]
         n = float(d.attrs.get("n") or np.nan)
         flops = float(d.attrs.get("flops") or np.nan)
@@ -240,7 +240,7 @@ def _attr(attrs: dict, key: str) -> float:
 def _baseline_totals(path: Path) -> dict[str, np.ndarray]:
     out = {}
     try:
-        with h5py.File(path, "r") as fh:
+        with open_h5(path) as fh:
             for pid, g in (fh["fft"].items() if isinstance(fh.get("fft"), h5py.Group) else []):
                 arr = _float(g, "baseline/t_total") if isinstance(g, h5py.Group) else None
                 if arr is not None:
@@ -608,7 +608,7 @@ def per_rank(arr: np.ndarray | None, reps: int) -> np.ndarray | None:
 def analyse(runs: list[Run], baselines: list[Run], opts: Options | None = None,
             dfft: dict[str, list] | None = None) -> Result:
     """Energy rows for every run and point; `dfft` maps run names to their
-    load_next DfftPoints. Warnings name every bad input; nothing is estimated."""
+    point_detail DfftPoints. Warnings name every bad input; nothing is estimated."""
     return _Analysis(runs, baselines, opts or Options(), dfft).run()
 
 

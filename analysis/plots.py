@@ -20,7 +20,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from .derive import (Comparison, Crossover, DfftStats, LinkMap, LoadStepStats,  # noqa: E402
                      PointStats, RankStats, Saturation, TransferCurve)
-from .load import Run, slug  # noqa: E402
+from .reader import Run, slug  # noqa: E402
 from .model import AffineFit, HockneyFit, RunModel  # noqa: E402
 from .tables import fmt_bytes  # noqa: E402
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import SCHEMA, buys, compare, derive, energy, health, load_next, model, netfaults, plots, readiness, scaling, stats, tables
+from . import SCHEMA, buys, compare, derive, energy, health, point_detail, model, netfaults, plots, readiness, scaling, stats, tables
 from .derive import Comparison, PointStats
-from .load import (InputError, Run, UsageError, bad_file_lines, find_result_files,
+from .reader import (InputError, Run, UsageError, bad_file_lines, find_result_files,
                    guarded_main, name_runs, open_run, prog_name)
 from .tables import Table
 
@@ -290,7 +290,7 @@ class Context:
     runs: list[Run]
     baselines: list[Run]
     stats: dict[str, list[PointStats]]
-    extra: dict[str, load_next.RunNext]
+    extra: dict[str, point_detail.RunNext]
     colour: dict[str, str]
     paired: list[Comparison] = field(default_factory=list)
     cross: list[Comparison] = field(default_factory=list)
@@ -327,7 +327,7 @@ def build(args: argparse.Namespace, runs: list[Run], baselines: list[Run],
                  notes=list(notes))
     ctx = Context(args=args, runs=runs, baselines=baselines,
                   stats={r.name: derive.run_point_stats(r) for r in runs},
-                  extra={r.name: load_next.read(r) for r in runs},
+                  extra={r.name: point_detail.read(r) for r in runs},
                   colour=plots.colours(runs, baselines[0] if baselines else None))
     ctx.energy = energy.analyse(runs, baselines, getattr(args, "energy", None),
                                 {r.name: ctx.extra[r.name].dfft for r in runs})
@@ -448,7 +448,7 @@ def _fft_section(rep: Report, ctx: Context) -> None:
                            f"rank, p={top.point.p}).")
 
 
-def _overlap(run: Run, pid: str, pn: load_next.PointNext | None, attrs: dict) -> float:
+def _overlap(run: Run, pid: str, pn: point_detail.PointNext | None, attrs: dict) -> float:
     value = _float(attrs.get("overlap"))
     if not np.isfinite(value) and pn is not None and pn.overlap is not None:
         value = stats.nanmedian(pn.overlap)

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import derive, tables
 from .compare import median_ratio_ci
-from .load import (Run, find_result_files, guarded_main, name_runs, open_run, new_parser,
+from .reader import (Run, find_result_files, guarded_main, name_runs, open_run, new_parser,
                    prog_name)
 from .tables import Column, Table
 

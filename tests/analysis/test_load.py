@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.load import InputError, find_result_files, name_runs, open_run
+from analysis.reader import InputError, find_result_files, name_runs, open_run
 
 
 def test_reads_every_group(tmp_path):

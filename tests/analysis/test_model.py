@@ -9,7 +9,7 @@ import pytest
 
 import fixtures
 from analysis import model
-from analysis.load import FftPoint, open_run
+from analysis.reader import FftPoint, open_run
 
 
 def test_hockney_recovers_alpha_beta_exactly_without_noise():

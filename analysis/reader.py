@@ -348,6 +348,16 @@ def check_file(path: Path) -> None:
                          "give wulfbench result files (*.h5)")
 
 
+def open_h5(path: Path | str) -> h5py.File:
+    """Open a result file read-only: the one place the analysis opens one with h5py.
+
+    open_run reads a file whole, in a forked child; the modules that read a
+    few names of an already-checked file (point_detail, health, readiness,
+    netfaults, energy, drift) open it with this, in the process itself, and
+    handle h5py's OSError as before."""
+    return h5py.File(path, "r")
+
+
 def open_run(path: Path) -> Run:
     """Read one result file. Raises InputError if it cannot be used at all.
 
@@ -393,7 +403,7 @@ def open_run(path: Path) -> Run:
 def _open_run(path: Path) -> Run:
     partial_name = path.name.endswith(".partial")
     try:
-        fh = h5py.File(path, "r")
+        fh = open_h5(path)
     except Exception as exc:
         msg = str(exc)
         if "truncated" in msg or "eof" in msg.lower():
@@ -480,7 +490,7 @@ def _read_body(fh: h5py.File, run: Run) -> None:
                 run.pairs_all = _guard(run, "/transfer/pairs_all", _read_pairs_all,
                                        fh["transfer"][name])
             elif name == "pairs_shift":
-                continue  # a map like pairs_all, read by load_next
+                continue  # a map like pairs_all, read by point_detail
             else:
                 test = _guard(run, f"/transfer/{name}", _read_transfer, fh["transfer"], name)
                 if test is not None:
