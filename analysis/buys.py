@@ -28,7 +28,7 @@ import numpy as np
 
 from . import point_detail, model, scaling, stats, tables
 from .derive import Comparison, PointStats
-from .reader import Run
+from .runs import Run
 from .tables import Ci, Column, Table
 
 RUN_MORE = ("run the same sweep at 1, 2 and 4 nodes (labels of one stem, e.g. 'pi n1', 'pi n2', "

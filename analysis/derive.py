@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
-from .reader import LOAD_STATUS, FftPoint, LoadStep, Run, TransferTest
+from .runs import LOAD_STATUS, FftPoint, LoadStep, Run, TransferTest
 
 SERIES = ("total", "read", "distribute", "compute", "fft", "gather", "overhead")
 SERIES_TITLES = {

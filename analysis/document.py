@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import SCHEMA, plots
 from .energy import Result as EnergyResult
-from .reader import Run
+from .runs import Run
 from .tables import Table
 
 

@@ -18,8 +18,11 @@ import numpy as np
 
 from . import meter, stats
 from .tables import Column, Table
-from .reader import ENERGY_DATASETS as ENERGY
-from .reader import Run, UsageError, open_h5, text
+from .runs import ENERGY_DATASETS as ENERGY
+from .cliutil import UsageError
+from .h5groups import text
+from .reader import open_h5
+from .runs import Run
 
 SOURCES = ("rapl", "hwmon", "pi5")  # measured in the run; "meter" comes from a log
 POWER = ("idle_w", "idle_s", "period_s", "period_err_s")

@@ -6,7 +6,7 @@ decoded, the unit at the end of every column name that has one (`_s` seconds,
     df = frames.points("results/pi.h5")
     df.groupby("nfiles").t_total_s.median()
 
-Every function takes a result file (path) or a `reader.Run` and returns a
+Every function takes a result file (path) or a `runs.Run` and returns a
 DataFrame whose first columns are `file` and `label`, so frames of several
 files concatenate with `pandas.concat`. The file is read by `analysis.load`,
 so a point, test or step with bad values is left out, as in the report; its
@@ -28,7 +28,8 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
                       "(bash jobs/install-deps.sh pandas) or pip install pandas") from exc
 
 from . import derive, energy as _energy
-from .reader import LOAD_STATUS, Run, open_run
+from .reader import open_run
+from .runs import LOAD_STATUS, Run
 
 # point attribute -> column, with its unit where it has one
 POINT_ATTRS = (

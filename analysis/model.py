@@ -24,7 +24,7 @@ import numpy as np
 
 from . import stats
 from .derive import compute_samples, median_total, slowest_median
-from .reader import FftPoint, Run
+from .runs import FftPoint, Run
 
 NODES = np.arange(1, 65)
 

@@ -20,7 +20,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 
 from .derive import (Comparison, Crossover, DfftStats, LinkMap, LoadStepStats,  # noqa: E402
                      PointStats, RankStats, Saturation, TransferCurve)
-from .reader import Run, slug  # noqa: E402
+from .cliutil import slug  # noqa: E402
+from .runs import Run
 from .model import AffineFit, HockneyFit, RunModel  # noqa: E402
 from .tables import fmt_bytes  # noqa: E402
 

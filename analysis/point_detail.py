@@ -16,7 +16,9 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .reader import Run, open_h5, read_attrs, read_compound
+from .h5groups import read_attrs, read_compound
+from .reader import open_h5
+from .runs import Run
 
 BASELINE_SERIES = ("t_read", "t_total", "t_compute", "t_fft", "t_distribute", "t_gather")
 TRANSFER_STATS = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")

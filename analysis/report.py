@@ -22,8 +22,9 @@ from pathlib import Path
 
 from . import energy, plots, tables
 from .document import Report, bold
-from .reader import (InputError, Run, UsageError, bad_file_lines, find_result_files,
-                     guarded_main, name_runs, open_run, prog_name)
+from .cliutil import UsageError, bad_file_lines, guarded_main, prog_name
+from .reader import InputError, find_result_files, open_run
+from .runs import Run, name_runs
 from .render_html import render_html
 from .render_md import render_md
 from .sections import build

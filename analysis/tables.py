@@ -13,7 +13,7 @@ import numpy as np
 
 from . import derive, stats
 from .derive import Comparison, Crossover, LoadStepStats, PointStats, RankStats, Saturation
-from .reader import Run
+from .runs import Run
 from .model import RunModel
 
 
@@ -604,7 +604,7 @@ def study(rows_in: list[tuple[str, str, str]]) -> Table:
 
 
 def _slug(name: str) -> str:
-    from .reader import slug
+    from .cliutil import slug
     return slug(name)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import derive, energy, plots, point_detail, tables
 from ..document import Report, bold
-from ..reader import Run
+from ..runs import Run
 from .common import Context
 from .fft import fft_section, pipeline_section
 from .forecast import model_section

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from .. import derive, point_detail, tables
 from ..derive import Comparison, PointStats
 from ..energy import Result as EnergyResult
-from ..reader import Run
+from ..runs import Run
 
 
 def x_text(s: PointStats) -> str:

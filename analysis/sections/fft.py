@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import derive, model, plots, point_detail, readiness, stats, tables
 from ..document import Report
-from ..reader import Run
+from ..runs import Run
 from .common import Context, as_float, as_int, choose_points, x_text
 
 

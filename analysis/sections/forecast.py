@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import derive, model, plots, tables
 from ..document import Report
-from ..reader import Run
+from ..runs import Run
 from .common import Context
 
 

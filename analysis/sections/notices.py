@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import health, netfaults, readiness
 from ..document import Report, bold
-from ..reader import Run
+from ..runs import Run
 from .common import Context, as_float, as_int
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import derive, plots, tables
 from ..document import Report, bold
-from ..reader import Run
+from ..runs import Run
 from .common import Context, choose_points, x_text
 
 

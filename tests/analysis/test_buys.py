@@ -16,7 +16,8 @@ import pytest
 
 import fixtures
 from analysis import buys, compare, derive, point_detail, model, stats, tables
-from analysis.reader import name_runs, open_run
+from analysis.reader import open_run
+from analysis.runs import name_runs
 from conftest import run_cli
 
 DESK = dataclasses.replace(fixtures.I5, scenarios=("files",))

@@ -12,7 +12,8 @@ import pytest
 
 import fixtures
 from analysis import energy, frames, meter, point_detail, reader, report
-from analysis.reader import UsageError
+from analysis.cliutil import UsageError
+from analysis.runs import name_runs
 from conftest import run_cli
 
 SMALL = fixtures.Cluster(label="pi4", scenarios=("files",), transfer=False, load=False,
@@ -22,7 +23,7 @@ T = fixtures.T0_UTC
 
 def _run(path) -> reader.Run:
     run = reader.open_run(path)
-    reader.name_runs([run])
+    name_runs([run])
     return run
 
 
@@ -310,7 +311,7 @@ def test_buys_columns_name_their_sources(tmp_path):
         **{**fixtures.I5.__dict__, "scenarios": ("files",)}))
     fixtures.add_power(desk, 40.0, source="hwmon")
     runs = [_run(pi), _run(desk)]
-    reader.name_runs(runs)
+    name_runs(runs)
     res = _analyse(runs, prices=["all=0.1"], baselines=[runs[1]])
     cols = energy.buys_columns(res, runs[0], runs[1])
     assert set(cols) == {"J/request", "kB/J", "GFLOPS/W", "$/1000 requests"}
