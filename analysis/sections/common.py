@@ -1,13 +1,9 @@
-"""What the sections share: the Context of one report and small helpers."""
+"""Small helpers the sections share (the shared figures are in analysis.findings)."""
 
 from __future__ import annotations
 
-import argparse
-from dataclasses import dataclass, field
-
-from .. import derive, point_detail, tables
-from ..derive import Comparison, PointStats
-from ..energy import Result as EnergyResult
+from .. import derive, tables
+from ..derive import PointStats
 from ..runs import Run
 
 
@@ -50,42 +46,3 @@ def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
                          "is shown.")
         chosen[run.name] = pick or derive.default_point(run, items)
     return chosen, notes
-
-
-@dataclass
-class Context:
-    """What the sections share."""
-
-    args: argparse.Namespace
-    runs: list[Run]
-    baselines: list[Run]
-    stats: dict[str, list[PointStats]]
-    extra: dict[str, point_detail.RunNext]
-    colour: dict[str, str]
-    paired: list[Comparison] = field(default_factory=list)
-    cross: list[Comparison] = field(default_factory=list)
-    crossings: list[derive.Crossover] = field(default_factory=list)
-    loads: list[tuple[Run, list, object]] = field(default_factory=list)
-    forecast_text: str = ""
-    energy: EnergyResult = field(default_factory=EnergyResult)
-
-    def throttled(self, run: Run) -> list[str]:
-        """Hosts that recorded throttling, in /hosts or a point's health record."""
-        names = [str(h.get("hostname")) for h in run.hosts if as_int(h.get("throttled")) == 1]
-        for pn in self.extra[run.name].points.values():
-            names += [str(h.get("hostname")) for h in pn.health if as_int(h.get("throttled")) == 1]
-        return sorted(set(names))
-
-
-def as_int(value: object, default: int = -1) -> int:
-    try:
-        return int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return default
-
-
-def as_float(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return float("nan")

@@ -7,10 +7,11 @@ import numpy as np
 from .. import derive, model, plots, point_detail, readiness, stats, tables
 from ..document import Report
 from ..runs import Run
-from .common import Context, as_float, as_int, choose_points, x_text
+from ..findings import Findings, as_float, as_int
+from .common import choose_points, x_text
 
 
-def fft_section(rep: Report, ctx: Context) -> None:
+def fft_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("fft", "FFT requests (study rows 1–4, 6–9)", "FFT")
     all_stats = [s for r in ctx.runs for s in ctx.stats[r.name]]
     without = [r.name for r in ctx.runs if not r.points]
@@ -50,7 +51,7 @@ def overlap(run: Run, pid: str, pn: point_detail.PointNext | None, attrs: dict) 
     return value
 
 
-def overlaps(ctx: Context) -> dict[tuple[str, str], float]:
+def overlaps(ctx: Findings) -> dict[tuple[str, str], float]:
     out = {}
     for run in ctx.runs:
         for pt in run.points:
@@ -75,7 +76,7 @@ def link_use_text(point, rate: tuple[float, str] | None) -> str:
     return ""
 
 
-def pipeline_section(rep: Report, ctx: Context) -> None:
+def pipeline_section(rep: Report, ctx: Findings) -> None:
     rows = []
     timelines = []
     for run in ctx.runs:

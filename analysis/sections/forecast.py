@@ -7,7 +7,7 @@ import numpy as np
 from .. import derive, model, plots, tables
 from ..document import Report
 from ..runs import Run
-from .common import Context
+from ..findings import Findings
 
 
 def _cpu_of(run: Run) -> str:
@@ -15,7 +15,7 @@ def _cpu_of(run: Run) -> str:
     return str(run.hosts[0].get("cpu_model")) if run.hosts else "?"
 
 
-def _transfer_runs(ctx: Context, cpu: str, items: list[tuple[Run, list]]) -> list[Run]:
+def _transfer_runs(ctx: Findings, cpu: str, items: list[tuple[Run, list]]) -> list[Run]:
     """Runs with a transfer test on the hosts of a forecast group (a study's transfer file beside
     its fft files), whose pingpong between nodes gives the group's alpha and beta."""
     names = {str(h.get("hostname")) for run, _pts in items for h in run.hosts}
@@ -27,7 +27,7 @@ def _transfer_runs(ctx: Context, cpu: str, items: list[tuple[Run, list]]) -> lis
     return out
 
 
-def model_section(rep: Report, ctx: Context) -> None:
+def model_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("model", "Model and forecast", "Forecast")
     sec.para("Hockney model t(m) = α + m/β fitted to pingpong (relative-error least squares); "
              "per-rank compute time fitted as c0 + c1·flops; request time on p ranks modelled as "
@@ -83,4 +83,3 @@ def model_section(rep: Report, ctx: Context) -> None:
         sec.para(text)
     if not groups:
         sec.para("Not enough data to forecast: no cluster run with FFT points.")
-    ctx.forecast_text = " ".join(texts)

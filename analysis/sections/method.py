@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..document import Report
 
 
-def method_section(rep: Report) -> None:
+def method_section(rep: Report, _ctx: object = None) -> None:
+    """Fixed text: it reads no figure."""
     sec = rep.section("method", "How the numbers are made", "Method")
     sec.bullets([
         "Every time is the median over the recorded repetitions (warm-up repetitions are never "

@@ -7,10 +7,10 @@ import numpy as np
 from .. import health, netfaults, readiness
 from ..document import Report, bold
 from ..runs import Run
-from .common import Context, as_float, as_int
+from ..findings import Findings, as_float, as_int
 
 
-def run_notices(rep: Report, ctx: Context, run: Run) -> None:
+def run_notices(rep: Report, ctx: Findings, run: Run) -> None:
     tag = f"{bold(run.name)} ({run.path.name})"
     if run.partial or run.status in ("interrupted", "timeout"):
         rep.warnings.append(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from .. import derive, plots, tables
 from ..document import Report, bold
 from ..runs import Run
-from .common import Context, choose_points, x_text
+from ..findings import Findings
+from .common import choose_points, x_text
 
 
-def per_rank_section(rep: Report, ctx: Context) -> None:
+def per_rank_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("ranks", "Per rank", "Ranks")
     chosen, notes = choose_points(ctx.runs, ctx.stats, ctx.args.point)
     rep.notes.extend(notes)

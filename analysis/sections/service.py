@@ -6,22 +6,17 @@ import numpy as np
 
 from .. import derive, energy, netfaults, plots, tables
 from ..document import Report, bold
-from .common import Context
+from ..findings import Findings
 
 
-def load_section(rep: Report, ctx: Context) -> None:
+def load_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("load", "Service under load (study rows 10–11)", "Load")
     without = [r.name for r in ctx.runs if "load" not in r.groups]
     if without:
         sec.para("No /load group in: " + ", ".join(without) + " (skipped).")
     for run in ctx.runs:
-        if not run.load_steps:
-            continue
-        if run.invalid:
+        if run.load_steps and run.invalid:
             sec.para(f"{run.name} failed verification; its load steps are left out.")
-            continue
-        steps, sat = derive.load_analysis(run)
-        ctx.loads.append((run, steps, sat))
     if not ctx.loads:
         sec.para("No run has load steps.")
         return
@@ -47,7 +42,7 @@ def saturation_text(s: derive.Saturation) -> str:
     return text
 
 
-def energy_section(rep: Report, ctx: Context) -> None:
+def energy_section(rep: Report, ctx: Findings) -> None:
     res = ctx.energy
     sec = rep.section("energy", "Energy and cost", "Energy")
     table = energy.table(res.rows)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import buys, compare, derive, energy, plots, stats, tables
+from .. import buys, compare, energy, plots, stats, tables
 from ..derive import Comparison
 from ..document import Report, Section, bold
-from .common import Context, x_text
+from ..findings import Findings
+from .common import x_text
 
 
-def _causes(ctx: Context, c: Comparison) -> str:
+def _causes(ctx: Findings, c: Comparison) -> str:
     hot = ctx.throttled(c.run)
     causes = []
     if c.kind == "cross-run":
@@ -24,30 +25,13 @@ def _causes(ctx: Context, c: Comparison) -> str:
     return "; ".join(causes)
 
 
-def baseline_section(rep: Report, ctx: Context) -> None:
+def baseline_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("baseline", "Speedup against one node and against the baseline (study row 5)",
                       "Speedup")
-    for run in ctx.runs:
-        if run.invalid:
-            continue
-        base = {pid: pn.baseline["t_total"] for pid, pn in ctx.extra[run.name].points.items()
-                if pn.baseline is not None}
-        ctx.paired += derive.compare_paired(run, ctx.stats[run.name], base)
-    usable_bases = [b for b in ctx.baselines if not b.invalid]
-    if len(usable_bases) == len(ctx.baselines) and usable_bases:
-        name = " and ".join(b.name for b in usable_bases)
-        for run in ctx.runs:
-            if run in ctx.baselines or run.invalid:
-                continue
-            found, notes = derive.compare(ctx.stats[run.name],
-                                          [ctx.stats[b.name] for b in usable_bases], name)
-            rep.notes.extend(notes)
-            if not found:
-                sec.para(f"{run.name} has no point with the same scenario, mode, precision, "
-                         "frame, file count and seconds per file as the baseline.")
-            ctx.cross += found
-        ctx.cross = compare.classify(ctx.cross, usable_bases, [ctx.stats[b.name] for b in usable_bases])
-    ctx.crossings = derive.crossovers(ctx.paired + ctx.cross)
+    rep.notes.extend(ctx.cross_notes)
+    for name in ctx.unmatched:
+        sec.para(f"{name} has no point with the same scenario, mode, precision, "
+                 "frame, file count and seconds per file as the baseline.")
     if ctx.paired:
         sec.para(f"{bold('Paired')}: rank 0 ran every request alone in the same job, alternating "
                  "with the cluster's repetitions, so drift of the machine's speed hits both "
@@ -127,7 +111,7 @@ def baseline_section(rep: Report, ctx: Context) -> None:
         rep.find(c.run.name, f"{c.kind}, {c.scenario}: {tables.crossover_text(c)}.")
 
 
-def buys_section(rep: Report, ctx: Context) -> None:
+def buys_section(rep: Report, ctx: Findings) -> None:
     """The first section: figures from analysis.buys, only formatted here."""
     rows = buys.rows(ctx.runs, ctx.baselines, ctx.stats, ctx.paired, ctx.cross, ctx.extra,
                      ctx.args.max_nodes)

@@ -6,10 +6,10 @@ import numpy as np
 
 from .. import derive, model, netfaults, plots, scaling, tables
 from ..document import Report, bold
-from .common import Context, as_int
+from ..findings import Findings, as_int
 
 
-def transfer_section(rep: Report, ctx: Context) -> None:
+def transfer_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("transfer", "Data transfer", "Transfer")
     without = [r.name for r in ctx.runs if "transfer" not in r.groups]
     if without:
@@ -101,7 +101,7 @@ def transfer_section(rep: Report, ctx: Context) -> None:
             sec.table(t)
 
 
-def dfft_section(rep: Report, ctx: Context) -> None:
+def dfft_section(rep: Report, ctx: Findings) -> None:
     items = []
     for run in ctx.runs:
         for d in ctx.extra[run.name].dfft:
@@ -120,7 +120,7 @@ def dfft_section(rep: Report, ctx: Context) -> None:
     sec.table(tables.dfft_points(items))
 
 
-def scaling_section(rep: Report, ctx: Context) -> None:
+def scaling_section(rep: Report, ctx: Findings) -> None:
     """The measured scaling figure and table: runs of one series at several node or rank counts."""
     sc = scaling.build([r for r in ctx.runs if r not in ctx.baselines], rep.outdir)
     if not sc.rows:
