@@ -23,7 +23,7 @@ TRANSFER_EXTRA = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")  # shape
 LOAD_STATUS = {0: "done", 1: "rejected", 2: "unfinished"}
 
 
-# per repetition or step, not per request: read by energy.py (docs/energy.md)
+# per repetition or step, not per request: read by analysis.energy (docs/energy.md)
 ENERGY_DATASETS = ("energy_j", "power_short", "t_start_utc", "t_end_utc")
 
 
