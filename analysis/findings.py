@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from . import compare, derive, energy, plots, point_detail
+from . import buys, compare, derive, energy, plots, point_detail
 from .derive import Comparison, PointStats
 from .runs import Run
 
@@ -48,6 +48,7 @@ class Findings:
     unmatched: tuple[str, ...]  # runs with no point that matches the baseline's
     crossings: tuple[derive.Crossover, ...]
     loads: tuple[tuple[Run, list, object], ...]  # (run, load step stats, saturation)
+    buys: tuple[buys.Row, ...]  # "What the cluster buys", with energy and cost beside each row
 
     def throttled(self, run: Run) -> list[str]:
         """Hosts that recorded throttling, in /hosts or a point's health record."""
@@ -85,6 +86,17 @@ def _comparisons(runs: list[Run], baselines: list[Run], stats: Mapping[str, list
     return paired, cross, notes, unmatched
 
 
+def _buys(runs: list[Run], baselines: list[Run], stats, paired, cross, extra, max_nodes: int,
+          result: energy.Result) -> tuple[buys.Row, ...]:
+    rows = buys.rows(runs, baselines, stats, paired, cross, extra, max_nodes)
+    by_name = {r.name: r for r in runs + baselines}
+    for row in rows:
+        # Energy and cost beside each comparison (docs/energy.md); empty where nothing was measured.
+        base = None if row.kind == "paired" else by_name.get(row.against)
+        row.extra.update(energy.buys_columns(result, by_name[row.run], base, row.point))
+    return tuple(rows)
+
+
 def derive_findings(args: argparse.Namespace, runs: list[Run], baselines: list[Run]) -> Findings:
     """Everything the sections share, computed before any of them renders."""
     stats = {r.name: derive.run_point_stats(r) for r in runs}
@@ -94,9 +106,13 @@ def derive_findings(args: argparse.Namespace, runs: list[Run], baselines: list[R
     paired, cross, notes, unmatched = _comparisons(runs, baselines, stats, extra)
     loads = tuple((run, *derive.load_analysis(run)) for run in runs
                   if run.load_steps and not run.invalid)
+    stats = MappingProxyType(stats)
+    extra = MappingProxyType(extra)
     return Findings(args=args, runs=tuple(runs), baselines=tuple(baselines),
-                    stats=MappingProxyType(stats), extra=MappingProxyType(extra),
+                    stats=stats, extra=extra,
                     colour=MappingProxyType(plots.colours(runs, baselines[0] if baselines else None)),
                     energy=result, paired=tuple(paired), cross=tuple(cross),
                     cross_notes=tuple(notes), unmatched=tuple(unmatched),
-                    crossings=tuple(derive.crossovers(paired + cross)), loads=loads)
+                    crossings=tuple(derive.crossovers(paired + cross)), loads=loads,
+                    buys=_buys(runs, baselines, stats, tuple(paired), tuple(cross), extra,
+                               args.max_nodes, result))

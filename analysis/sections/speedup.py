@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import buys, compare, energy, plots, stats, tables
+from .. import buys, compare, plots, stats, tables
 from ..derive import Comparison
 from ..document import Report, Section, bold
 from ..findings import Findings
@@ -113,13 +113,7 @@ def baseline_section(rep: Report, ctx: Findings) -> None:
 
 def buys_section(rep: Report, ctx: Findings) -> None:
     """The first section: figures from analysis.buys, only formatted here."""
-    rows = buys.rows(ctx.runs, ctx.baselines, ctx.stats, ctx.paired, ctx.cross, ctx.extra,
-                     ctx.args.max_nodes)
-    by_name = {r.name: r for r in ctx.runs + ctx.baselines}
-    for row in rows:
-        # Energy and cost beside each comparison (docs/energy.md); empty where nothing was measured.
-        base = None if row.kind == "paired" else by_name.get(row.against)
-        row.extra.update(energy.buys_columns(ctx.energy, by_name[row.run], base, row.point))
+    rows = ctx.buys
     rep.lead = sec = Section("buys", "What the cluster buys", "What it buys")
     sec.para(buys.LEAD if rows else buys.NONE)
     if rows:
