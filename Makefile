@@ -241,7 +241,7 @@ install: all  ## program, report command, job scripts, analysis, man page, compl
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(COMPDIR)
 	install -m 755 $(B)/wulfbench $(DESTDIR)$(BINDIR)/wulfbench
 	cp -r jobs hostfiles analysis $(DESTDIR)$(DATADIR)/
-	rm -rf $(DESTDIR)$(DATADIR)/analysis/__pycache__
+	find $(DESTDIR)$(DATADIR)/analysis -name __pycache__ -prune -exec rm -rf {} +
 	printf '#!/bin/sh\n# The wulfbench analysis: result files to tables, figures and report/index.html.\nWB_PROG=wulfbench-report PYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec %s -m analysis.report "$$@"\n' \
 	    '$(DATADIR)' '$(PYTHON)' > $(DESTDIR)$(BINDIR)/wulfbench-report
 	chmod 755 $(DESTDIR)$(BINDIR)/wulfbench-report

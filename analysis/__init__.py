@@ -1,16 +1,31 @@
 """wulfbench analysis: read `wulfbench/1` HDF5 result files, derive tables,
 figures, a latency-bandwidth and compute-cost model, and write a report.
 
-Modules:
-    load    reading result files into plain dataclasses; schema checks
-    stats   median confidence intervals, CV, speedup, efficiency, Karp-Flatt, crossover
-    model   Hockney alpha-beta fit, compute-cost fit, forecast for 1..64 nodes
-    tables  the report's tables as plain rows (shared by HTML, Markdown and CSV)
-    plots   matplotlib figures (Agg backend)
-    report  the command line: `python3 -m analysis.report FILES... -o DIR`
-    scaling the measured scaling figure: one point at several node or rank counts
-    compare two runs side by side: `python3 -m analysis.compare A.h5 B.h5`
-    frames  tidy pandas DataFrames of a result file (optional; needs pandas)
+Read:
+    reader        finding, checking and opening result files (forked, damage-safe open_run; open_h5)
+    runs          the typed runs the reader returns (Run, FftPoint, TransferTest, PairsAll, LoadStep)
+    h5groups      value-checked reading of one HDF5 object
+    point_detail  a run's optional per-point and per-test detail
+    health, readiness, netfaults   warnings from the health record, /hosts, network counters
+Derive:
+    stats         median confidence intervals, CV, speedup, efficiency, Karp-Flatt, crossover
+    derive        per-point reductions (package: base, speedups, transfer, load_steps)
+    model         Hockney alpha-beta and compute-cost fits, held-out check, forecast (fit, check)
+    energy        energy and cost per request (read, analyse, output); meter: meter logs
+    buys          "What the cluster buys"
+    findings      the report's derive stage: every shared figure, in one frozen Findings
+Render:
+    tables        the report's tables as plain rows, human and CSV (base, runs, speedups, transfer, fit)
+    plots         matplotlib figures, Agg backend (base, fft, net, fit)
+    document      the document model: Report, Section
+    sections      one module per section, formatting Findings into a Report
+    render_html, render_md   the page and summary.md
+Commands:
+    report        `python3 -m analysis.report FILES... -o DIR` (cliutil: what the commands share)
+    compare       two runs side by side: `python3 -m analysis.compare A.h5 B.h5`
+    scaling       the measured scaling figure: one point at several node or rank counts
+    drift         a machine's speed change between two baseline runs
+    frames        tidy pandas DataFrames of a result file (optional; needs pandas)
 """
 
 SCHEMA = "wulfbench/1"

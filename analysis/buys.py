@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import load_next, model, scaling, stats, tables
+from . import point_detail, model, scaling, stats, tables
 from .derive import Comparison, PointStats
-from .load import Run
+from .runs import Run
 from .tables import Ci, Column, Table
 
 RUN_MORE = ("run the same sweep at 1, 2 and 4 nodes (labels of one stem, e.g. 'pi n1', 'pi n2', "
@@ -251,13 +251,13 @@ def _headline(comps: list[Comparison]) -> Comparison:
     return max(comps, key=lambda c: (c.cluster.point.scenario == "files", c.cluster.x, c.cluster.point.id))
 
 
-def _paired_times(extra: dict[str, load_next.RunNext]) -> dict[tuple[str, str], float]:
+def _paired_times(extra: dict[str, point_detail.RunNext]) -> dict[tuple[str, str], float]:
     return {(name, pid): stats.nanmedian(pn.baseline["t_total"]) for name, ext in extra.items()
             for pid, pn in ext.points.items() if pn.baseline is not None}
 
 
 def rows(runs: list[Run], baselines: list[Run], stats_by_run: dict[str, list[PointStats]],
-         paired: list[Comparison], cross: list[Comparison], extra: dict[str, load_next.RunNext],
+         paired: list[Comparison], cross: list[Comparison], extra: dict[str, point_detail.RunNext],
          max_nodes: int = 64) -> list[Row]:
     """One row per cluster run against the baseline (cross) and against one node (paired)."""
     cluster_runs = [r for r in runs if r not in baselines and not r.invalid]

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from . import derive, model
-from .load import (InputError, Run, guarded_main, name_runs, open_run, new_parser,
-                   prog_name)
+from .cliutil import guarded_main, new_parser, prog_name
+from .reader import InputError, open_run
+from .runs import Run, name_runs
 
 PROG = prog_name("compare")
 BOOTSTRAP_RESAMPLES = 4000

@@ -11,14 +11,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-import h5py
 import numpy as np
+
+from .reader import open_h5
 
 
 def point_medians(path: str) -> dict[tuple, float]:
     """Median t_total of every fft point, keyed by what the point measured."""
     out: dict[tuple, float] = {}
-    with h5py.File(path, "r") as f:
+    with open_h5(path) as f:
         for g in f.get("fft", {}).values():
             a = g.attrs
             key = (str(a.get("scenario", "")), int(a.get("nfiles", 0)), round(float(a.get("seconds_per_file", 0)), 3))

@@ -6,7 +6,7 @@ decoded, the unit at the end of every column name that has one (`_s` seconds,
     df = frames.points("results/pi.h5")
     df.groupby("nfiles").t_total_s.median()
 
-Every function takes a result file (path) or a `load.Run` and returns a
+Every function takes a result file (path) or a `runs.Run` and returns a
 DataFrame whose first columns are `file` and `label`, so frames of several
 files concatenate with `pandas.concat`. The file is read by `analysis.load`,
 so a point, test or step with bad values is left out, as in the report; its
@@ -28,7 +28,8 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
                       "(bash jobs/install-deps.sh pandas) or pip install pandas") from exc
 
 from . import derive, energy as _energy
-from .load import LOAD_STATUS, Run, open_run
+from .reader import open_run
+from .runs import LOAD_STATUS, Run
 
 # point attribute -> column, with its unit where it has one
 POINT_ATTRS = (
@@ -266,9 +267,9 @@ def energy(source: str | Path | Run, power_logs: tuple[str, ...] = (),
     run = _run(source)
     if not run.name:
         run.name = run.label or run.path.name
-    from . import load_next
+    from . import point_detail
     opts = _energy.parse_options(list(power_logs), list(prices), kwh_price)
-    res = _energy.analyse([run], [], opts, {run.name: load_next.read(run).dfft})
+    res = _energy.analyse([run], [], opts, {run.name: point_detail.read(run).dfft})
     return _frame([_head(run) | r for r in _energy.frame_rows(res)], ["file", "label", "run"])
 
 

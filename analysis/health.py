@@ -12,6 +12,8 @@ from pathlib import Path
 
 import h5py
 
+from .reader import open_h5
+
 HOT_C = 80.0  # a Raspberry Pi's firmware starts capping the clock from about 80 degC
 
 
@@ -27,7 +29,7 @@ def point_warnings(path: Path) -> list[str]:
     """One line per node and point that was throttled or at HOT_C or more; then /hosts nodes that
     were throttled (now or since boot) at the start of the run. [] for files without health data."""
     try:
-        fh = h5py.File(path, "r")
+        fh = open_h5(path)
     except OSError:
         return []  # the loader has said why the file cannot be read
     out: list[str] = []

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 from . import tables
+from .reader import open_h5
 
 RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
 GROUPS = ("fft", "dfft", "transfer", "load")
@@ -111,7 +112,7 @@ def warnings(path: Path) -> list[str]:
     """One line per node and point above RETRANS_WARN: "pi3: 2.1% of segments retransmitted during
     p004; its pingpong p95 is 40x its median". [] for files without net data."""
     try:
-        f = h5py.File(path, "r")
+        f = open_h5(path)
     except OSError:
         return []  # the loader has said why the file cannot be read
     with f:
@@ -140,7 +141,7 @@ def link_retrans(path: Path) -> tuple[str, np.ndarray] | None:
     retransmission share over that test, the larger of its two ends' (a node's counters cover all
     its links, so this is an upper bound per link); NaN on the diagonal and where unknown."""
     try:
-        f = h5py.File(path, "r")
+        f = open_h5(path)
     except OSError:
         return None
     with f:
@@ -181,7 +182,7 @@ def load_cause(path: Path, steps) -> str:
     order) had a node retransmitting more than RETRANS_WARN of its segments, more than at every
     healthy step before it; "" otherwise (no net data, no failing step, or no rise)."""
     try:
-        f = h5py.File(path, "r")
+        f = open_h5(path)
     except OSError:
         return ""
     with f:

@@ -14,6 +14,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from .reader import open_h5
+
 SLOW_GOVERNORS = ("ondemand", "powersave", "schedutil", "conservative")
 VERSION_COLUMNS = ("git_rev", "mpi_library", "fftw_version", "hdf5_version")
 
@@ -69,7 +71,7 @@ def host_warnings(hosts: np.ndarray) -> list[str]:
 def run_warnings(path: Path) -> list[str]:
     """host_warnings of a result file's /hosts; [] when the file or the table cannot be read."""
     try:
-        with h5py.File(path, "r") as fh:
+        with open_h5(path) as fh:
             return host_warnings(fh["hosts"][()]) if "hosts" in fh else []
     except OSError:
         return []
@@ -79,7 +81,7 @@ def planning_line(path: Path) -> str | None:
     """"p000: FFTW planning took 0.61 s (slowest rank), apart from t_total" for the first fft point
     that records t_plan, since a user pays it once per transform length; None without one."""
     try:
-        with h5py.File(path, "r") as fh:
+        with open_h5(path) as fh:
             fft = fh["fft"] if "fft" in fh else {}
             for pid in sorted(fft.keys()):
                 g = fft[pid]

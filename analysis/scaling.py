@@ -31,8 +31,9 @@ import numpy as np
 
 from . import derive, tables
 from .compare import median_ratio_ci
-from .load import (Run, find_result_files, guarded_main, name_runs, open_run, new_parser,
-                   prog_name)
+from .cliutil import guarded_main, new_parser, prog_name
+from .reader import find_result_files, open_run
+from .runs import Run, name_runs
 from .tables import Column, Table
 
 _COUNT_SUFFIX = re.compile(r"[\s_.:-]*(?:n|np|N|x)?\d+\s*(?:nodes?|ranks?|procs?|n|r)?$")

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.load import InputError, md_escape, open_run
+from analysis.cliutil import md_escape
+from analysis.reader import InputError, open_run
 from conftest import run_cli
 
 SMALL = dataclasses.replace(fixtures.PI, scenarios=("files",))

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import buys, compare, derive, load_next, model, stats, tables
-from analysis.load import name_runs, open_run
+from analysis import buys, compare, derive, point_detail, model, stats, tables
+from analysis.reader import open_run
+from analysis.runs import name_runs
 from conftest import run_cli
 
 DESK = dataclasses.replace(fixtures.I5, scenarios=("files",))
@@ -51,7 +52,7 @@ def _rows(paths, base_path, paired=None, max_nodes=64):
     base = open_run(base_path)
     name_runs(runs + [base])
     st = {r.name: derive.run_point_stats(r) for r in runs + [base]}
-    extra = {r.name: load_next.read(r) for r in runs}
+    extra = {r.name: point_detail.read(r) for r in runs}
     cross = []
     for r in runs:
         cross += derive.compare(st[r.name], [st[base.name]], base.name)[0]

@@ -14,7 +14,7 @@ import pytest
 
 import fixtures
 from analysis import compare
-from analysis.load import open_run
+from analysis.reader import open_run
 from conftest import PYTHON, ROOT
 
 CFG = dataclasses.replace(fixtures.PI, unstable_point=None, transfer=False, load=False)

@@ -9,7 +9,7 @@ import pytest
 
 import fixtures
 from analysis import derive, stats
-from analysis.load import open_run
+from analysis.reader import open_run
 
 
 @pytest.fixture(scope="module")

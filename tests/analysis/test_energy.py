@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import energy, frames, load, load_next, meter, report
-from analysis.load import UsageError
+from analysis import energy, frames, meter, point_detail, reader, report
+from analysis.cliutil import UsageError
+from analysis.runs import name_runs
 from conftest import run_cli
 
 SMALL = fixtures.Cluster(label="pi4", scenarios=("files",), transfer=False, load=False,
@@ -20,9 +21,9 @@ SMALL = fixtures.Cluster(label="pi4", scenarios=("files",), transfer=False, load
 T = fixtures.T0_UTC
 
 
-def _run(path) -> load.Run:
-    run = load.open_run(path)
-    load.name_runs([run])
+def _run(path) -> reader.Run:
+    run = reader.open_run(path)
+    name_runs([run])
     return run
 
 
@@ -30,7 +31,7 @@ def _rows(res: energy.Result, run: str = "pi4") -> dict[str, energy.Row]:
     return {r.point: r for r in res.rows if r.run == run}
 
 
-def _median_total(run: load.Run, pid: str) -> float:
+def _median_total(run: reader.Run, pid: str) -> float:
     return float(np.median(run.point(pid).times["t_total"]))
 
 
@@ -161,7 +162,7 @@ def test_per_node_sums_with_different_powers(tmp_path):
     fixtures.add_dfft(path, 4, shapes=((32, 32, 32),))
     fixtures.add_power(path, watts, idle_w=2.0)
     run = _run(path)
-    dfft = {"pi4": load_next.read(run).dfft}
+    dfft = {"pi4": point_detail.read(run).dfft}
     rows = _rows(energy.analyse([run], [], energy.Options(), dfft))
     with h5py.File(path) as f:
         slowest = f["dfft/d000/t_total"][()].max(axis=1)
@@ -310,7 +311,7 @@ def test_buys_columns_name_their_sources(tmp_path):
         **{**fixtures.I5.__dict__, "scenarios": ("files",)}))
     fixtures.add_power(desk, 40.0, source="hwmon")
     runs = [_run(pi), _run(desk)]
-    load.name_runs(runs)
+    name_runs(runs)
     res = _analyse(runs, prices=["all=0.1"], baselines=[runs[1]])
     cols = energy.buys_columns(res, runs[0], runs[1])
     assert set(cols) == {"J/request", "kB/J", "GFLOPS/W", "$/1000 requests"}

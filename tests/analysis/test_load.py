@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.load import InputError, find_result_files, name_runs, open_run
+from analysis.reader import InputError, find_result_files, open_run
+from analysis.runs import name_runs
 
 
 def test_reads_every_group(tmp_path):

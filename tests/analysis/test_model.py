@@ -9,7 +9,8 @@ import pytest
 
 import fixtures
 from analysis import model
-from analysis.load import FftPoint, open_run
+from analysis.reader import open_run
+from analysis.runs import FftPoint
 
 
 def test_hockney_recovers_alpha_beta_exactly_without_noise():

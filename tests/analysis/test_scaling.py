@@ -12,7 +12,8 @@ import pytest
 
 import fixtures
 from analysis import scaling
-from analysis.load import name_runs, open_run
+from analysis.reader import open_run
+from analysis.runs import name_runs
 from conftest import png_size, run_cli
 
 CSV_MUST = ("ranks", "nodes", "point", "speedup", "speedup_ci_low", "speedup_ci_high",

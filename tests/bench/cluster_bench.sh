@@ -267,7 +267,7 @@ import sys
 from pathlib import Path
 
 from analysis import derive, model
-from analysis.load import open_run
+from analysis.reader import open_run
 
 transfer, *runs = (open_run(Path(p)) for p in sys.argv[1:])
 for run in runs:

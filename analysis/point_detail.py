@@ -4,7 +4,7 @@ docs/schema.md). Every one of them is optional: a file without them gives
 empty records, never an error. A damaged object is recorded in
 `RunNext.problems` and skipped.
 
-Kept beside load.py so that load.py's reading of the older names stays as it
+Kept beside reader.py so that its reading of the older names stays as it
 is; both open the file read-only.
 """
 
@@ -16,7 +16,9 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .load import Run, read_attrs, read_compound
+from .h5groups import read_attrs, read_compound
+from .reader import open_h5
+from .runs import Run
 
 BASELINE_SERIES = ("t_read", "t_total", "t_compute", "t_fft", "t_distribute", "t_gather")
 TRANSFER_STATS = ("t_avg", "t_min", "t_max", "t_p95", "cv", "unstable")
@@ -149,7 +151,7 @@ def read(run: Run) -> RunNext:
     """The newer names of one run's file (empty when the file has none)."""
     out = RunNext()
     try:
-        with h5py.File(run.path, "r") as fh:
+        with open_h5(run.path) as fh:
             _read(fh, out)
     except OSError as exc:
         out.problems.append(f"newer result names unreadable ({' '.join(str(exc).split())[:120]})")

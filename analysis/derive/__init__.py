@@ -1,0 +1,33 @@
+"""Numbers derived from the raw samples of a run, shared by tables, plots and
+the model; every per-point reduction lives here: per-point statistics and
+phases, paired and cross-run speedups, crossovers, stragglers, transfer
+statistics and link maps, dfft, load percentiles and saturation.
+
+Definitions (also printed in the report):
+- Per-rank times are reduced to the slowest rank of each repetition, then the
+  median is taken over repetitions; distribution and gather over all ranks,
+  compute and FFT over the ranks that compute.
+- overhead = t_total - slowest t_distribute - slowest t_compute - slowest
+  t_gather, per repetition.
+- A point is unstable when the CV of t_total exceeds 5 %.
+- A straggler is a computing rank whose median t_compute, or whose median
+  t_distribute + t_compute + t_gather, exceeds the median over computing ranks
+  by more than 20 %.
+"""
+
+from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowest_median,
+                   compute_samples, median_total, PointStats, point_stats, run_point_stats,
+                   RankStats, rank_stats, default_point)
+from .speedups import Comparison, compare_paired, compare, Crossover, crossovers
+from .transfer import (TransferCurve, _bandwidth, p2p_curve, TransferStats, transfer_stats,
+                       LinkMap, link_map, DfftStats, dfft_stats, collective_curve, ring_curves)
+from .load_steps import LoadStepStats, load_step_stats, Saturation, judge_step, load_analysis
+
+__all__ = [
+    "Comparison", "Crossover", "DfftStats", "LinkMap", "LoadStepStats", "PointStats", "RankStats",
+    "SERIES", "SERIES_TITLES", "STRAGGLER_RATIO", "Saturation", "TransferCurve", "TransferStats",
+    "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
+    "default_point", "dfft_stats", "judge_step", "link_map", "load_analysis", "load_step_stats",
+    "median_total", "p2p_curve", "point_stats", "rank_stats", "ring_curves", "run_point_stats",
+    "series_samples", "slowest_median", "transfer_stats"
+]

@@ -1,0 +1,48 @@
+"""Small helpers the sections share (the shared figures are in analysis.findings)."""
+
+from __future__ import annotations
+
+from .. import derive, tables
+from ..derive import PointStats
+from ..runs import Run
+
+
+def x_text(s: PointStats) -> str:
+    pt = s.point
+    if pt.scenario == "files":
+        return f"{pt.nfiles} × {pt.seconds_per_file:g} s files"
+    return f"{pt.seconds_per_file:g} s file ({tables.fmt_bytes(pt.input_bytes)})"
+
+
+def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
+                  requested: list[str]) -> tuple[dict[str, PointStats], list[str]]:
+    """The per-rank point of each run, from --point or the default rule."""
+    chosen: dict[str, PointStats] = {}
+    notes: list[str] = []
+    for_all = [r for r in requested if ":" not in r]
+    for_run: dict[str, str] = {}
+    for item in requested:
+        if ":" in item:
+            run_name, pid = item.rsplit(":", 1)
+            for_run[run_name] = pid
+    known = {r.name for r in runs} | {r.path.name for r in runs} | {r.label for r in runs}
+    for name in for_run:
+        if name not in known:
+            notes.append(f"--point {name}:{for_run[name]}: no run is called {name}; runs are "
+                         + ", ".join(r.name for r in runs) + ".")
+    for run in runs:
+        items = stats_by_run.get(run.name, [])
+        if not items:
+            continue
+        want = for_run.get(run.name) or for_run.get(run.path.name) or for_run.get(run.label)
+        candidates = ([want] if want else []) + for_all
+        pick = None
+        for pid in candidates:
+            pick = next((s for s in items if s.point.id == pid), None)
+            if pick is not None:
+                break
+        if candidates and pick is None:
+            notes.append(f"{run.name} has no point {', '.join(candidates)}; its default point "
+                         "is shown.")
+        chosen[run.name] = pick or derive.default_point(run, items)
+    return chosen, notes
