@@ -63,8 +63,22 @@ def colours(runs: list[Run], baseline: Run | None) -> dict[str, str]:
     return out
 
 
+def _no_empty_log_axes(fig: plt.Figure) -> None:
+    """A log axis with nothing positive to show (a panel whose every value is NaN, e.g. no
+    efficiency against other hardware) cannot be drawn: it goes back to linear."""
+    for ax in fig.axes:
+        for which, lim, setter in (("y", ax.get_ylim, ax.set_yscale), ("x", ax.get_xlim, ax.set_xscale)):
+            axis = ax.yaxis if which == "y" else ax.xaxis
+            if axis.get_scale() != "log":
+                continue
+            lo, hi = lim()
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo > 0 and hi > lo):
+                setter("linear")
+
+
 def _save(fig: plt.Figure, outdir: Path, name: str) -> str:
     path = outdir / name
+    _no_empty_log_axes(fig)
     # constrained layout already fits the margins; bbox_inches="tight" would draw twice
     fig.savefig(path, format="png", facecolor="white")
     plt.close(fig)

@@ -220,3 +220,19 @@ def test_page_leads_with_what_the_cluster_buys(tmp_path):
     assert md.index("## What the cluster buys") < md.index("## Summary")
     nav = re.search(r'<nav id="nav">(.*?)</nav>', page, re.S).group(1)
     assert re.findall(r"href='#([^']+)'", nav)[0] == "buys"
+
+
+def test_a_desktop_run_beside_the_cluster_against_another_desktop_draws(tmp_path):
+    """A desktop run given as a run (same hardware as the baseline: parallel panels) beside a
+    cluster on other hardware (no efficiency): the speedup figure has empty log panels, which
+    once stopped the report with matplotlib's 'no positive values' error."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    fixtures.write_run(runs / "pi.h5", fixtures.PI)
+    fixtures.write_run(runs / "i5.h5", fixtures.I5)
+    other = fixtures.write_run(tmp_path / "i5-other.h5", fixtures.I5)
+    out = tmp_path / "report"
+    proc = run_cli(str(runs), "--baseline", str(other), "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr
+    assert (out / "speedup.png").stat().st_size > 0
