@@ -16,8 +16,7 @@
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "io/results.h"
-
-#define MAX_ADDRS 8
+#include "par/hostfacts.h"
 
 /* Decided once, at the first wb_netstat_end, on every rank. */
 static struct {
@@ -136,72 +135,26 @@ void wb_netstat_begin(struct wb_netstat *ns)
     freeifaddrs(ifs);
 }
 
-/* Rank 0's IPv4 addresses other than loopback (network order); none gives {0}, which only a
- * default route matches. */
-static int root_addrs(uint32_t *addr)
-{
-    int n = 0;
-    struct ifaddrs *ifs = NULL;
-    if (getifaddrs(&ifs) == 0)
-        for (struct ifaddrs *i = ifs; i && n < MAX_ADDRS; i = i->ifa_next)
-            if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET) {
-                uint32_t a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr;
-                if (a != htonl(INADDR_LOOPBACK))
-                    addr[n++] = a;
-            }
-    freeifaddrs(ifs);
-    if (n == 0)
-        addr[n++] = 0;
-    return n;
-}
-
-/* The interface of the most specific route (of /proc/net/route, which prints addresses as the
- * network-order word in hex) to any of rank 0's addresses, into out; "" if none. */
-static void route_to(const uint32_t *addr, int naddr, char *out, size_t cap)
-{
-    char path[4200], line[512];
-    int best = -1;
-    *out = 0;
-    wb_sysinfo_path(path, sizeof path, "/proc/net/route");
-    FILE *f = fopen(path, "r");
-    while (f && fgets(line, sizeof line, f)) {
-        char name[64];
-        unsigned dest, gw, flags, mask, refcnt, use, metric;
-        if (sscanf(line, "%63s %x %x %x %u %u %u %x", name, &dest, &gw, &flags, &refcnt, &use, &metric, &mask) != 8 ||
-            !(flags & 1u) || strlen(name) >= cap)
-            continue;
-        for (int a = 0; a < naddr; a++)
-            if ((addr[a] & mask) == dest && __builtin_popcount(mask) > best) {
-                best = __builtin_popcount(mask);
-                snprintf(out, cap, "%s", name);
-            }
-    }
-    if (f)
-        fclose(f);
-}
-
 /* Every rank: am I my node's lowest rank, and (leaders) which interface leads to rank 0. Collective. */
 static int decide(void)
 {
-    int rank = wb_comm_rank();
-    int map_nodes = 0;
-    const int *node = wb_comm_node_map(&map_nodes); /* cached at init */
-    int rc = 0;
-    int nnodes = map_nodes;
-    rc = nnodes < 0 ? nnodes : rc;
-    struct {
-        int32_t n;
-        uint32_t addr[MAX_ADDRS];
-    } at = {0};
-    if (rc == 0 && rank == 0)
-        at.n = root_addrs(at.addr);
-    if (rc == 0)
-        rc = wb_comm_bcast(&at, sizeof at, 0);
+    int rank = wb_comm_rank(), nnodes = 0;
+    const int *node = wb_comm_node_map(&nnodes); /* cached at init */
+    uint32_t addr[WB_HOSTFACTS_MAX_ADDRS];
+    int naddr = 0;
+    int rc = wb_hostfacts_root_addrs(addr, &naddr);
     if (rc == 0) {
+        /* No address of rank 0 at all: {0}, which only a default route matches. */
+        if (naddr == 0)
+            addr[naddr++] = 0;
         me.leader = 1;
         for (int q = 0; q < rank; q++)
             me.leader &= node[q] != node[rank];
-        route_to(at.addr, at.n, me.iface, sizeof me.iface);
+        /* Through the fake tree in the fault build. Unlike /hosts' iface, rank 0's own node counts
+         * the interface its traffic to the other nodes leaves by, not "lo". */
+        char route[4200];
+        wb_sysinfo_path(route, sizeof route, "/proc/net/route");
+        wb_hostfacts_route(route, addr, naddr, me.iface, sizeof me.iface);
         me.known = 1;
     }
     return rc;

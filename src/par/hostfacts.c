@@ -124,7 +124,13 @@ static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
         snprintf(iface, cap, "lo");
         return;
     }
-    FILE *f = fopen("/proc/net/route", "r");
+    wb_hostfacts_route("/proc/net/route", root, n, iface, cap);
+}
+
+void wb_hostfacts_route(const char *route_file, const uint32_t *root, int n, char *iface, size_t cap)
+{
+    iface[0] = '\0';
+    FILE *f = fopen(route_file, "r");
     if (!f)
         return;
     char line[512], name[64];
@@ -133,7 +139,7 @@ static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
     while (fgets(line, sizeof line, f)) {
         unsigned long dest, gw, flags, refcnt, use, metric, mask;
         if (sscanf(line, "%63s %lx %lx %lx %lu %lu %lu %lx", name, &dest, &gw, &flags, &refcnt, &use, &metric,
-                   &mask) != 8 || !(flags & 1ul))
+                   &mask) != 8 || !(flags & 1ul) || strlen(name) >= cap)
             continue;
         int len = popcount32((uint32_t)mask);
         for (int i = 0; i < n; i++)
@@ -141,7 +147,7 @@ static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
                 (len > best_len || (len == best_len && metric < best_metric))) {
                 best_len = len;
                 best_metric = metric;
-                snprintf(iface, cap, "%.*s", (int)cap - 1, name);
+                snprintf(iface, cap, "%s", name);
             }
     }
     fclose(f);
@@ -269,7 +275,7 @@ void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const cha
     snprintf(h->hdf5_version, sizeof h->hdf5_version, "%s", hdf5 ? hdf5 : "");
 }
 
-int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5)
+int wb_hostfacts_root_addrs(uint32_t *addrs, int *n)
 {
     struct {
         int32_t n;
@@ -278,6 +284,16 @@ int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5)
     if (wb_comm_rank() == 0)
         root.n = wb_hostfacts_local_addrs(root.addr, WB_HOSTFACTS_MAX_ADDRS);
     int rc = wb_comm_bcast(&root, sizeof root, 0);
-    wb_hostfacts_read(h, root.addr, rc ? 0 : root.n, fftw, hdf5);
+    *n = rc ? 0 : root.n;
+    memcpy(addrs, root.addr, sizeof root.addr);
+    return rc;
+}
+
+int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5)
+{
+    uint32_t root[WB_HOSTFACTS_MAX_ADDRS];
+    int n = 0;
+    int rc = wb_hostfacts_root_addrs(root, &n);
+    wb_hostfacts_read(h, root, n, fftw, hdf5);
     return rc;
 }

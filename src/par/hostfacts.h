@@ -25,6 +25,14 @@ int wb_hostfacts_candidates(void);
  * wins; an address of this host gives "lo"). Local, never fails: unknown facts stay "" or -1/NaN. */
 void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const char *fftw, const char *hdf5);
 
+/* The interface of the most specific up route in route_file (the format of /proc/net/route) that
+ * covers one of root[n], lowest metric on a tie, into iface[cap]; "" if none. Local. */
+void wb_hostfacts_route(const char *route_file, const uint32_t *root, int n, char *iface, size_t cap);
+
+/* Rank 0's addresses (wb_hostfacts_local_addrs there) into addrs[WB_HOSTFACTS_MAX_ADDRS] and their
+ * count into *n on every rank (0 if the broadcast failed). Collective. 0 or WB_EMPI. */
+int wb_hostfacts_root_addrs(uint32_t *addrs, int *n);
+
 /* Rank 0's addresses broadcast, then wb_hostfacts_read. Collective. 0 or WB_EMPI. */
 int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5);
 
