@@ -42,9 +42,15 @@ def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_pat
         assert 0 <= b.attrs["match_max_rel"] < 1e-4
         assert g["verify"].attrs["passed"] == 1
         speedup = float(np.median(alone / cluster))
-    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2 (a margin
-    # for noise either side; a baseline of rank 0's share alone would read about 1, a double count 4).
-    assert 1.2 <= speedup <= 2.2, speedup
+        # The baseline does all 64 files on one core, rank 0 half of them in the cluster: its FFT time
+        # is about twice rank 0's. This is what tells a whole baseline from one of rank 0's share
+        # alone (about 1) or a double count (about 4), and it holds on a busy machine, where the
+        # whole-run speedup below can fall towards 1 (a shared CI machine once read 1.19).
+        work = float(np.median(b["t_fft"][()][:, 0] / g["t_fft"][()][:, 0]))
+    assert 1.5 <= work <= 2.7, work
+    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2, and
+    # cannot lose to one rank alone doing the same work (a margin for noise above 2).
+    assert 1.0 < speedup <= 2.2, speedup
     line = next(l for l in r.stdout.splitlines() if "paired baseline" in l)
     assert f"speedup {speedup:.2f}" in line and "over 9 pairs" in line
 
