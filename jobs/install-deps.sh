@@ -14,10 +14,10 @@ declare -A GROUP=(
   [mpich]="mpich libmpich-dev libhdf5-mpich-dev libfftw3-dev dpkg-dev xz-utils"
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
   [pandas]="python3-pandas"
-  [test]="python3-pytest python3-pandas sox alsa-utils man-db"
+  [test]="python3-pytest python3-pandas sox alsa-utils man-db faketime"
   [bench]="netpipe-openmpi hpcc"
   [browser]="chromium fonts-dejavu-core"
-  [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping"
+  [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping faketime"
   [slurm]="slurm-wlm munge"
   [fuzz]="clang libclang-rt-14-dev"
 )

@@ -7,6 +7,11 @@
 /* Wall-clock time in seconds from an arbitrary origin (MPI_Wtime). Local. */
 double wb_timer_now_s(void);
 
+/* CLOCK_REALTIME minus wb_timer_now_s, read back to back: adding it turns this process's
+ * wb_timer_now_s times into Unix time, and its difference between two processes turns their
+ * wb_timer_now_s offset into their wall-clock offset. Local. */
+double wb_timer_real_minus_now_s(void);
+
 /* Resolution of wb_timer_now_s in seconds: the larger of MPI_Wtick and the
  * smallest step actually observed. Measured once, then cached. Local. */
 double wb_timer_tick_s(void);

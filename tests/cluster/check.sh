@@ -14,7 +14,10 @@ slow link of the exchange; a node with MTU 1400 is named by the mtu fact; a
 node whose fake sysfs says powersave and under-voltage (--node 2:sysfs=DIR,
 fault build) is named by the governor and throttle facts and the others are
 not, and --strict exits 1; a node given another binary (--node 3:bin=FILE, a
-copy whose build rev differs) fails the git_rev fact (exit 1). Figures: check
+copy whose build rev differs) fails the git_rev fact (exit 1); a node whose
+wall clock is 250 ms ahead (--node 3:clock=+0.25, libfaketime) is named by the
+clock fact, and load on the same cluster stores the same per-node offset
+(clock_offset_s) within 1 ms. Figures: check
 on 8 pi3 nodes in under 10 s, and under 30 s with one node stopped (SIGSTOP
 as the exchange begins, the fault build's WB_FAULT_CHECK_STOP_RANK; default
 --timeout 30), named, exit 1. After each case 'down' must leave no namespace.
@@ -208,7 +211,48 @@ else
     fail "another binary: could not find the build rev '${rev:-?}' of /hosts in $bin"
 fi
 
-# 7. The figures: 8 pi3 nodes, then one of them stopped as the exchange begins.
+# 7. A node whose wall clock is 250 ms ahead (--node 3:clock=+0.25, libfaketime): check names it,
+#    and load, on the same cluster, measures the same offset for each node within 1 ms.
+rc=0
+if WB_BIN=$bin "$cluster" up 4 --link pi3 --node 3:clock=+0.25 >"$tmp/clock.up" 2>&1; then
+    WB_BIN=$bin timeout 120 "$cluster" run -- check >"$tmp/clock.out" 2>&1 || rc=$?
+    WB_BIN=$bin timeout 120 "$cluster" run -- load --client-ranks 0 --clients 3 --duration 2 --warmup-s 0.5 -q \
+        -o "$tmp/clock.h5" >"$tmp/clock-load.out" 2>&1 || rc=$((rc ? rc : 100 + $?))
+else
+    rc=-1
+    cat "$tmp/clock.up" >"$tmp/clock.out"
+fi
+"$cluster" down >/dev/null 2>&1 || true
+# Each node's clock_ms from check's rows (the fifth column from the right) against load's
+# clock_offset_s for the worker on that node (rank K-1 on piK, rank 0 on pi1).
+if ((rc == 0)) && verdict clock warn clock "(pi3) +25" && no_verdict clock warn clock "(pi2)" &&
+    "$python" - "$tmp/clock.out" "$tmp/clock.h5" >"$tmp/clock.check" 2>&1 <<'PY'; then
+import re, sys
+import h5py, numpy as np
+rows = {}
+for l in open(sys.argv[1]):
+    m = re.match(r"^(\d+) +pi(\d+) ", l)
+    if m:
+        rows[int(m.group(2))] = float(l.split()[-5]) * 1e-3
+assert sorted(rows) == [1, 2, 3, 4], rows
+with h5py.File(sys.argv[2], "r") as f:
+    steps = [g for k, g in f["load"].items() if k.startswith("s")]
+    load = np.median(np.array([g["clock_offset_s"][()] for g in steps]), axis=0)
+assert load.shape == (3,), load
+assert abs(rows[3] - 0.25) < 2e-3 and abs(load[1] - 0.25) < 2e-3, (rows, load)
+worst = max(abs(rows[k] - load[k - 2]) for k in (2, 3, 4))
+assert worst < 1e-3, (rows, load)
+print(f"pi3 +{rows[3] * 1e3:.3f} ms by check, +{load[1] * 1e3:.3f} ms by load; they differ by at most "
+      f"{worst * 1e3:.3f} ms over the 3 nodes")
+PY
+    pass "a node 250 ms ahead: $(line clock warn clock); $(cat "$tmp/clock.check")"
+else
+    fail "a node 250 ms ahead: exit $rc; $(tail -3 "$tmp/clock.check" 2>/dev/null)"
+    indent <"$tmp/clock.out"
+    indent <"$tmp/clock-load.out" 2>/dev/null || true
+fi
+
+# 8. The figures: 8 pi3 nodes, then one of them stopped as the exchange begins.
 case_run eight "$bin" 8 --link pi3 -- -- check
 if ((rc == 0)) && [[ $(rows eight) == 8 ]] && less "$took_s" 10; then
     pass "check on 8 pi3 nodes: exit 0 in $(printf '%.1f' "$took_s") s (under 10 s)"

@@ -407,3 +407,36 @@ def test_stopped_worker_keeps_the_step_and_names_it(tmp_path):
         held = (s1["worker"][:] == 2) & (s1["status"][:] == STATUS["unfinished"])
         assert held.sum() >= 1 and attr(s1, "unfinished") >= held.sum()
         assert np.all(np.isnan(s1["t_done"][:][held]))
+
+
+FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+
+def test_clock_offset_of_a_worker_whose_wall_clock_is_ahead_matches_check(tmp_path):
+    """Rank 1's wall clock 250 ms ahead (libfaketime, CLOCK_MONOTONIC and so MPI_Wtime left alone):
+    load stores that worker's wall-clock offset per step, and check, started the same way, reports
+    the same offset within 1 ms."""
+    assert FAKETIME_LIB.exists(), f"{FAKETIME_LIB} is missing: apt-get install faketime (make test installs it)"
+    ahead = ["env", "FAKETIME=+0.25", "FAKETIME_DONT_FAKE_MONOTONIC=1", f"LD_PRELOAD={FAKETIME_LIB}"]
+
+    def mpmd(*args: str) -> subprocess.CompletedProcess:
+        # rank 0 and rank 2 as they are, rank 1 ahead; one launch, three program contexts.
+        cmd = [*launcher(1), str(BIN), *args, ":", "-np", "1", *ahead, str(BIN), *args,
+               ":", "-np", "1", str(BIN), *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), timeout=120,
+                              stdin=subprocess.DEVNULL)
+
+    out = tmp_path / "clk.h5"
+    r = mpmd("load", "--client-ranks", "0", "--clients", "2", *QUICK, "-q", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out, "r") as f:
+        steps = [g for k, g in f["load"].items() if k.startswith("s")]
+        offs = np.array([g["clock_offset_s"][()] for g in steps])
+        assert all(g["clock_offset_s"].attrs["units"] == "s" for g in steps)
+    assert offs.shape[1] == 2
+    load_off = np.median(offs, axis=0)
+    assert abs(load_off[0] - 0.25) < 2e-3 and abs(load_off[1]) < 2e-3, offs
+    c = mpmd("check")
+    m = re.search(r"rank 1 \([^)]*\) \+([\d.]+) ms", c.stdout)
+    assert c.returncode == 0 and m, c.stdout + c.stderr
+    assert abs(float(m.group(1)) * 1e-3 - load_off[0]) < 1e-3, (m.group(1), load_off)

@@ -127,10 +127,7 @@ static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
     f->swap_used_bytes = total >= 0 && freek >= 0 ? (total - freek) * 1024 : -1;
     unsigned long flags = 0;
     f->throttle_flags = wb_sysinfo_throttle_flags(&flags) == 0 ? (int64_t)flags : -1;
-    struct timespec ts;
-    double wt = wb_timer_now_s();
-    clock_gettime(CLOCK_REALTIME, &ts);
-    f->real_minus_wtime_s = ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec) - wt;
+    f->real_minus_wtime_s = wb_timer_real_minus_now_s();
     f->candidates = wb_hostfacts_candidates();
     const char *inc = getenv("OMPI_MCA_btl_tcp_if_include");
     snprintf(f->if_include, sizeof f->if_include, "%s", inc ? inc : "");

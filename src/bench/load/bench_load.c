@@ -146,6 +146,8 @@ static int cleanup(struct wb_load_ctx *c)
     wb_fft_free(c->payload);
     wb_fft_free(c->job_buf);
     free(c->res_buf);
+    free(c->real_minus_wtime_s);
+    c->real_minus_wtime_s = NULL;
     c->payload = c->job_buf = c->res_buf = NULL;
     return c->comm != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&c->comm), "MPI_Comm_free (load)") : 0;
 }
@@ -396,6 +398,8 @@ static void print_summary(const struct wb_load_opts *t, const struct wb_load_sta
 static void free_recs(struct wb_load_step *s)
 {
     free(s->recs);
+    free(s->clock_offset_s);
+    s->clock_offset_s = NULL;
     s->recs = NULL;
     s->nrecs = 0;
 }
@@ -421,6 +425,14 @@ static int load_begin(struct wb_load_ctx *c, const struct wb_options *o)
     if ((rc = wb_comm_check(MPI_Comm_dup(wb_comm_world(), &c->comm), "MPI_Comm_dup (load)")))
         return wb_comm_agree(rc);
     rc = wb_comm_agree(setup(c));
+    /* Each rank's realtime - Wtime, so the head can give its Wtime clock offsets as wall-clock ones. */
+    double rmw = wb_timer_real_minus_now_s();
+    if (rc == 0 && c->rank == 0 && !(c->real_minus_wtime_s = calloc((size_t)c->nranks, sizeof(double))))
+        rc = wb_error_set(WB_ENOMEM, "out of memory for %d clock offsets", c->nranks);
+    rc = wb_comm_agree(rc);
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Gather(&rmw, 1, MPI_DOUBLE, c->real_minus_wtime_s, 1, MPI_DOUBLE, 0, c->comm),
+                           "MPI_Gather (load clocks)");
     if (rc) {
         cleanup(c);
         return rc;

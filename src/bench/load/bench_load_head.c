@@ -467,8 +467,17 @@ static int poll_messages(struct head *h, int *activity)
 static int clock_offsets(struct head *h)
 {
     struct wb_comm_clock k = {h->c->comm, WB_LOAD_TAG_PING, WB_LOAD_TAG_PONG, WB_LOAD_NPING};
-    int rc = wb_comm_clock_offsets(&k, 1, h->c->nworkers, 30.0, h->offset_s);
-    return rc ? fail(h, rc) : 0;
+    int nw = h->c->nworkers;
+    int rc = wb_comm_clock_offsets(&k, 1, nw, 30.0, h->offset_s);
+    if (rc)
+        return fail(h, rc);
+    /* The same offsets as wall-clock ones (what check reports), for the file. */
+    const double *rmw = h->c->real_minus_wtime_s;
+    free(h->s->clock_offset_s);
+    if ((h->s->clock_offset_s = malloc((size_t)nw * sizeof(double))))
+        for (int w = 0; w < nw; w++)
+            h->s->clock_offset_s[w] = rmw ? h->offset_s[w] + rmw[1 + w] - rmw[0] : NAN;
+    return 0;
 }
 
 static int setup(struct head *h, struct wb_load_ctx *c, struct wb_load_step *s)

@@ -74,6 +74,7 @@ struct wb_load_ctx {
     void *job_buf, *res_buf; /* workers: a job's audio and result; clients: res_buf for replies */
     double poll_s;
     double grace_s;          /* how long the head waits for workers after a step was cut off */
+    double *real_minus_wtime_s; /* head: every rank's CLOCK_REALTIME minus MPI_Wtime, from load_begin */
 };
 
 /* One step's settings (the same on every rank) and, on the head, its outcome. */
@@ -102,6 +103,7 @@ struct wb_load_step {
     double t_last_submit_s, t_end_s;
     int64_t verify_mismatches;
     int stopped_worker;      /* a worker rank that never answered a request it held (0 none) */
+    double *clock_offset_s;  /* per worker: its wall clock minus the head's, from this step's probes */
     double stopped_quiet_s;  /* how long that request had been waiting for it */
 };
 

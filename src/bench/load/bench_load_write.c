@@ -173,6 +173,12 @@ static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const
         rc = wb_results_group(res, g);
         rc = rc ? rc : write_step_attrs(res, g, c, s, st);
         rc = write_step_records(res, g, n, &k, rc);
+        if (c->rank == 0 && s->clock_offset_s) {
+            char d[80];
+            uint64_t dims[1] = {(uint64_t)c->nworkers};
+            snprintf(d, sizeof d, "%s/clock_offset_s", g);
+            rc = rc ? rc : wb_results_write_f64(res, d, 1, dims, s->clock_offset_s, "s");
+        }
         if (!alone)
             rc = rc ? rc : wb_power_point_write(res, g, 0);
     }
