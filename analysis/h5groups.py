@@ -270,6 +270,8 @@ def read_pairs_all(group: h5py.Group) -> PairsAll:
 
 
 LOAD_SIGNED = ("worker", "client", "status", "node")  # -1 is a legal "none" there
+# A step's datasets with one value per worker rank, not per request.
+LOAD_PER_WORKER = ("clock_offset_s",)
 
 
 def read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
@@ -282,7 +284,7 @@ def read_load_step(load: h5py.Group, sid: str) -> LoadStep | None:
         obj = group[key]
         if not isinstance(obj, h5py.Dataset) or obj.dtype.names is not None:
             continue
-        if obj.dtype.kind not in "biuf" or key in ENERGY_DATASETS:
+        if obj.dtype.kind not in "biuf" or key in ENERGY_DATASETS or key in LOAD_PER_WORKER:
             continue
         arr = np.atleast_1d(np.asarray(obj[()]))
         if arr.ndim != 1:
