@@ -190,9 +190,10 @@ static void if_deltas(const struct wb_netstat *a, const struct wb_netstat *b, in
         d[k] = -1;
 }
 
-int wb_netstat_end(const struct wb_netstat *ns, struct wb_results *res, const char *group)
+int wb_netstat_end(const struct wb_netstat *ns, int keep, struct wb_result_net **rows)
 {
-    if (!res)
+    *rows = NULL;
+    if (!keep)
         return 0;
     int rc = me.known ? 0 : wb_comm_agree(decide());
     struct wb_netstat now;
@@ -210,13 +211,24 @@ int wb_netstat_end(const struct wb_netstat *ns, struct wb_results *res, const ch
                             "error counters are the sum over every interface but lo (net/if_summed = 1)\n",
                     wb_comm_rank(), *me.iface ? " that has statistics" : "");
     }
-    static const char *const names[7] = {"tcp_retrans_segs", "tcp_out_segs", "rx_dropped", "tx_dropped",
-                                          "rx_errors", "tx_errors", "if_summed"};
-    static const char *const units[7] = {"segments", "segments", "packets", "packets", "packets", "packets", "1"};
-    for (int k = 0; rc == 0 && k < 7; k++) {
-        char d[300];
-        snprintf(d, sizeof d, "%s/net/%s", group, names[k]);
-        rc = wb_results_write_per_rank_i64(res, d, &v[k], 1, units[k]);
+    int n = wb_comm_size();
+    double *all = NULL;
+    if (rc == 0 && wb_comm_rank() == 0 &&
+        (!(*rows = calloc((size_t)n, sizeof **rows)) || !(all = malloc((size_t)n * 7 * sizeof *all))))
+        rc = wb_error_set(WB_ENOMEM, "out of memory for the network counters of %d ranks", n);
+    rc = wb_comm_agree(rc);
+    /* Counters stay exact as doubles well past 2^50 segments. */
+    double mine[7];
+    for (int k = 0; k < 7; k++)
+        mine[k] = (double)v[k];
+    rc = rc ? rc : wb_comm_agree(wb_comm_gather_f64_n(mine, 7, all));
+    for (int q = 0; rc == 0 && *rows && q < n; q++)
+        for (int k = 0; k < 7; k++)
+            (*rows)[q].v[k] = (int64_t)all[(size_t)q * 7 + (size_t)k];
+    free(all);
+    if (rc) {
+        free(*rows);
+        *rows = NULL;
     }
-    return wb_comm_agree(rc);
+    return rc;
 }

@@ -1,12 +1,12 @@
 /* netstat: this node's TCP retransmission and interface drop/error counters over one point, read by
- * each node's lowest rank and written as per-rank datasets of the point's group. In the fault build,
+ * each node's lowest rank and handed, gathered on rank 0, to the point's writer (io: GROUP/net/). In the fault build,
  * env WB_SYSFS_ROOT puts a fake /proc/net and /sys/class/net under a root. */
 #ifndef WB_NETSTAT_H
 #define WB_NETSTAT_H
 
 #include <stdint.h>
 
-struct wb_results;
+struct wb_result_net;
 
 #define WB_NETSTAT_MAX_IF 16
 
@@ -27,11 +27,11 @@ struct wb_netstat {
  * at the end). Local, never fails. */
 void wb_netstat_begin(struct wb_netstat *ns);
 
-/* Read them again and, when res is not NULL, write the deltas since begin to GROUP/net/ (e.g. group
- * "/fft/p003"): tcp_retrans_segs, tcp_out_segs, rx_dropped, tx_dropped, rx_errors, tx_errors and
- * if_summed, each [nranks] int64, -1 on ranks that do not lead their node and for counters that could
- * not be read. Collective (the first call also agrees on each node's leader and interface); res must be
- * NULL on every rank or on none. 0 or an error, agreed. */
-int wb_netstat_end(const struct wb_netstat *ns, struct wb_results *res, const char *group);
+/* Read them again and, with keep, give rank 0 the deltas since begin of every rank in *rows
+ * [nranks] (the point's writer stores them as GROUP/net/ with wb_results_write_net; free() them):
+ * -1 on ranks that do not lead their node and for counters that could not be read. *rows is NULL on
+ * the other ranks, without keep and on an error. Collective (the first call also agrees on each
+ * node's leader and interface); keep must be the same on every rank. 0 or an error, agreed. */
+int wb_netstat_end(const struct wb_netstat *ns, int keep, struct wb_result_net **rows);
 
 #endif

@@ -675,70 +675,62 @@ void wb_power_rep_keep(int which)
     }
 }
 
-/* One series' datasets under g. Collective. */
-static int write_series(struct wb_results *res, const char *g, struct series *s)
+/* One series' figures, gathered into out on rank 0 (out->present on every rank). Collective. */
+static int take_series(struct series *s, struct wb_result_energy *out)
 {
     int nranks = wb_comm_size(), rank = wb_comm_rank();
     int64_t n64 = 0;
     int rc = wb_comm_max_i64(s->n, &n64);
     size_t n = (size_t)n64, cells = n * (size_t)nranks;
-    double *mine = malloc((2 * n + 1) * sizeof *mine), *all = NULL, *col = NULL, *utc = NULL;
-    uint8_t *flag = NULL;
+    double *mine = malloc((2 * n + 1) * sizeof *mine), *all = NULL;
+    out->present = 1;
+    out->reps = n;
+    out->nranks = (size_t)nranks;
     if (rank == 0) {
         all = malloc((2 * cells + 1) * sizeof *all);
-        col = malloc((cells + 1) * sizeof *col);
-        utc = malloc((2 * n + 1) * sizeof *utc);
-        flag = malloc(cells + 1);
+        out->energy_j = malloc((cells + 1) * sizeof *out->energy_j);
+        out->t_start_utc = malloc((n + 1) * sizeof *out->t_start_utc);
+        out->t_end_utc = malloc((n + 1) * sizeof *out->t_end_utc);
+        out->power_short = malloc(cells + 1);
     }
-    int oom = !mine || (rank == 0 && (!all || !col || !utc || !flag));
-    rc = wb_comm_agree(rc ? rc : oom ? wb_error_set(WB_ENOMEM, "out of memory for %s/energy_j", g) : 0);
+    int oom = !mine || (rank == 0 && (!all || !out->energy_j || !out->t_start_utc || !out->t_end_utc ||
+                                      !out->power_short));
+    rc = wb_comm_agree(rc ? rc : oom ? wb_error_set(WB_ENOMEM, "out of memory for a point's energy_j") : 0);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct rec *r = i < (size_t)s->n ? &s->r[i] : NULL;
         int measured = r && pw.kind != K_NONE && r->g1 == r->g0;
         mine[i] = measured ? r->e1 - r->e0 : NAN;
         mine[n + i] = r && pw.kind != K_NONE && pw.period_s > 0 && r->t1 - r->t0 < SHORT_PERIODS * pw.period_s;
         if (rank == 0) {
-            utc[i] = r ? r->utc0 : NAN;
-            utc[n + i] = r ? r->utc1 : NAN;
+            out->t_start_utc[i] = r ? r->utc0 : NAN;
+            out->t_end_utc[i] = r ? r->utc1 : NAN;
         }
     }
     if (rc == 0)
         rc = wb_comm_agree(wb_comm_gather_f64_n(mine, 2 * n, all));
-    if (rc == 0) {
-        for (size_t q = 0; rank == 0 && q < (size_t)nranks; q++)
-            for (size_t i = 0; i < n; i++) {
-                col[i * (size_t)nranks + q] = all[q * 2 * n + i];
-                flag[i * (size_t)nranks + q] = all[q * 2 * n + n + i] != 0;
-            }
-        char d[300];
-        uint64_t dims[2] = {n, (uint64_t)nranks};
-        snprintf(d, sizeof d, "%s/energy_j", g);
-        rc = wb_results_write_f64(res, d, 2, dims, col, "J");
-        snprintf(d, sizeof d, "%s/power_short", g);
-        rc = rc ? rc : wb_results_write_u8(res, d, 2, dims, flag, "1");
-        snprintf(d, sizeof d, "%s/t_start_utc", g);
-        rc = rc ? rc : wb_results_write_f64(res, d, 1, dims, utc, "s since 1970-01-01 UTC");
-        snprintf(d, sizeof d, "%s/t_end_utc", g);
-        rc = rc ? rc : wb_results_write_f64(res, d, 1, dims, utc ? utc + n : NULL, "s since 1970-01-01 UTC");
-    }
+    for (size_t q = 0; rc == 0 && rank == 0 && q < (size_t)nranks; q++)
+        for (size_t i = 0; i < n; i++) {
+            out->energy_j[i * (size_t)nranks + q] = all[q * 2 * n + i];
+            out->power_short[i * (size_t)nranks + q] = all[q * 2 * n + n + i] != 0;
+        }
     free(mine);
     free(all);
-    free(col);
-    free(utc);
-    free(flag);
+    if (rc)
+        wb_result_energy_free(out);
     s->n = s->cur = 0;
     return rc;
 }
 
-int wb_power_point_write(struct wb_results *res, const char *group, int paired)
+int wb_power_point_take(struct wb_result_energy *main_series, struct wb_result_energy *baseline)
 {
+    memset(main_series, 0, sizeof *main_series);
+    if (baseline)
+        memset(baseline, 0, sizeof *baseline);
     if (!pw.open)
         return 0;
-    int rc = write_series(res, group, &pw.s[0]);
-    if (paired) {
-        char g[256];
-        snprintf(g, sizeof g, "%s/baseline", group);
-        int brc = write_series(res, g, &pw.s[1]);
+    int rc = take_series(&pw.s[0], main_series);
+    if (baseline) {
+        int brc = take_series(&pw.s[1], baseline);
         rc = rc ? rc : brc;
     }
     return rc;

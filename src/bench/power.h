@@ -6,6 +6,7 @@
 #define WB_POWER_H
 
 struct wb_results;
+struct wb_result_energy;
 
 /* --power: what to read on each node. */
 enum wb_power_mode { WB_POWER_AUTO, WB_POWER_RAPL, WB_POWER_HWMON, WB_POWER_PI5, WB_POWER_NONE };
@@ -37,9 +38,12 @@ void wb_power_rep_end(int which);
 /* Local: keep the repetition just run (a recorded one); an unkept one is overwritten by the next. */
 void wb_power_rep_keep(int which);
 
-/* Collective: write the kept repetitions as GROUP/energy_j [reps, nranks] (J), power_short [reps,
- * nranks], t_start_utc and t_end_utc [reps] (s since 1970 UTC, rank 0's clock), and with paired the
- * baseline series under GROUP/baseline; then forget them. 0 when power is not open. */
-int wb_power_point_write(struct wb_results *res, const char *group, int paired);
+/* Collective: hand the kept repetitions to the point's writer, gathered on rank 0, and forget them:
+ * per repetition and rank the energy in J (NaN unmeasured) and whether it was too short for power,
+ * and each repetition's UTC start and end (rank 0's clock). With baseline not NULL (--paired-baseline,
+ * the same on every rank) the baseline series too. The writer stores them with
+ * wb_results_write_energy (GROUP/energy_j ..., GROUP/baseline/energy_j ...); free them with
+ * wb_result_energy_free. Nothing is present when power is not open. 0 or an error, agreed. */
+int wb_power_point_take(struct wb_result_energy *main_series, struct wb_result_energy *baseline);
 
 #endif

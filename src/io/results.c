@@ -315,6 +315,56 @@ int wb_results_write_health(struct wb_results *r, const char *dset, const struct
     return rc;
 }
 
+int wb_results_write_net(struct wb_results *r, const char *group, const struct wb_result_net *rows, size_t n)
+{
+    static const char *const names[WB_RESULT_NET_FIELDS] = {"tcp_retrans_segs", "tcp_out_segs", "rx_dropped",
+                                                            "tx_dropped", "rx_errors", "tx_errors", "if_summed"};
+    static const char *const units[WB_RESULT_NET_FIELDS] = {"segments", "segments", "packets", "packets",
+                                                            "packets", "packets", "1"};
+    if (r->rank != 0 || r->err)
+        return r->err;
+    int64_t *col = malloc((n ? n : 1) * sizeof *col);
+    if (!col)
+        return wb_error_set(WB_ENOMEM, "out of memory for %s/net", group);
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < WB_RESULT_NET_FIELDS; k++) {
+        for (size_t q = 0; q < n; q++)
+            col[q] = rows[q].v[k];
+        char d[300];
+        snprintf(d, sizeof d, "%s/net/%s", group, names[k]);
+        uint64_t dims[1] = {n};
+        rc = write_locked(r, d, H5T_NATIVE_INT64, 1, dims, col, units[k]);
+    }
+    free(col);
+    return rc;
+}
+
+int wb_results_write_energy(struct wb_results *r, const char *group, const struct wb_result_energy *e)
+{
+    if (r->rank != 0 || r->err || !e || !e->present)
+        return r->err;
+    char d[300];
+    uint64_t dims[2] = {e->reps, e->nranks};
+    snprintf(d, sizeof d, "%s/energy_j", group);
+    int rc = write_locked(r, d, H5T_NATIVE_DOUBLE, 2, dims, e->energy_j, "J");
+    snprintf(d, sizeof d, "%s/power_short", group);
+    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_UINT8, 2, dims, e->power_short, "1");
+    snprintf(d, sizeof d, "%s/t_start_utc", group);
+    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_start_utc, "s since 1970-01-01 UTC");
+    snprintf(d, sizeof d, "%s/t_end_utc", group);
+    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_end_utc, "s since 1970-01-01 UTC");
+    return rc;
+}
+
+void wb_result_energy_free(struct wb_result_energy *e)
+{
+    free(e->energy_j);
+    free(e->power_short);
+    free(e->t_start_utc);
+    free(e->t_end_utc);
+    memset(e, 0, sizeof *e);
+}
+
 static hid_t host_type(void)
 {
     hid_t name_t = fixed_string(sizeof ((struct wb_host *)0)->hostname);

@@ -104,6 +104,31 @@ struct wb_result_health {
 /* A health table of n nodes (rows are read on rank 0 only). */
 int wb_results_write_health(struct wb_results *r, const char *dset, const struct wb_result_health *rows, size_t n);
 
+/* One rank's network counters over a point (bench/netstat): deltas of TCP RetransSegs and OutSegs,
+ * the interface's rx/tx drops and errors, and if_summed; -1 on ranks that do not lead their node and
+ * for counters that could not be read. */
+enum { WB_RESULT_NET_FIELDS = 7 };
+struct wb_result_net {
+    int64_t v[WB_RESULT_NET_FIELDS];
+};
+/* GROUP/net/tcp_retrans_segs, tcp_out_segs, rx_dropped, tx_dropped, rx_errors, tx_errors, if_summed,
+ * each [n] int64 from rows[n] (one per rank). Rank 0 only; a no-op elsewhere. */
+int wb_results_write_net(struct wb_results *r, const char *group, const struct wb_result_net *rows, size_t n);
+
+/* One series of a point's energy (bench/power), gathered on rank 0: energy_j and power_short
+ * [reps][nranks] (NaN and 0 where unmeasured), and the repetitions' UTC start and end [reps]. */
+struct wb_result_energy {
+    int present;             /* 0: power was not measured, nothing is written */
+    size_t reps, nranks;
+    double *energy_j;
+    uint8_t *power_short;
+    double *t_start_utc, *t_end_utc;
+};
+/* GROUP/energy_j [reps, nranks] (J), power_short [reps, nranks], t_start_utc and t_end_utc [reps]
+ * (s since 1970 UTC). Rank 0 only; a no-op elsewhere and when e is NULL or not present. */
+int wb_results_write_energy(struct wb_results *r, const char *group, const struct wb_result_energy *e);
+void wb_result_energy_free(struct wb_result_energy *e);
+
 /* The HDF5 library this was built with, from its header, e.g. "1.10.8". Local. */
 const char *wb_results_hdf5_version(void);
 

@@ -45,6 +45,9 @@ struct dresult {
     double gflops_mean; /* flops over the mean of the two directions' median times, as heFFTe's speed3d */
     double spectrum_rel, roundtrip_rel, tol;
     int passed;
+    /* Rank 0, from bench/netstat and bench/power: the network counters [nranks] and the energy. */
+    struct wb_result_net *net;
+    struct wb_result_energy energy;
 };
 
 static const char *const kinds[] = {"c2c", "r2c"}, *const precs[] = {"single", "double"},
@@ -304,7 +307,8 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_attr_f64(res, v, "tolerance", r->tol);
     rc = rc ? rc : wb_results_attr_str(res, v, "check", c->dump_dir ? "roundtrip (pseudo-random input, dumped)"
                                                                    : "roundtrip and spectrum of 3 tones");
-    rc = rc ? rc : wb_power_point_write(res, g, 0);
+    rc = rc ? rc : wb_results_write_energy(res, g, &r->energy);
+    rc = rc ? rc : r->net ? wb_results_write_net(res, g, r->net, (size_t)c->nranks) : 0;
     return rc ? rc : wb_results_flush(res);
 }
 
@@ -373,10 +377,11 @@ static int run_point(const struct dctx *c, int point)
         r.gflops_mean = wb_fftmpi_flops(l.kind, l.total) / (0.5 * (r.dir[0].med_total + r.dir[1].med_total)) / 1e9;
     rc = rc ? rc : verify(c, point, p, &l, saved, &r);
     wb_report_progress_end();
-    char g[32];
-    snprintf(g, sizeof g, "/dfft/p%03d", point);
-    rc = rc ? rc : wb_netstat_end(&net, c->res, g);
+    rc = rc ? rc : wb_netstat_end(&net, c->res != NULL, &r.net);
+    rc = rc ? rc : wb_power_point_take(&r.energy, NULL);
     rc = rc ? rc : write_point(c, point, &l, &r);
+    free(r.net);
+    wb_result_energy_free(&r.energy);
     if (rc == 0)
         print_row(point, c->d->direction, &l, &r, c->nranks);
     if (rc == 0 && !r.passed)

@@ -291,8 +291,10 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     pr.m.root_bytes_estimate = wb_fft_opts_point_bytes(c->f, p->nfiles, pr.m.seconds_per_file);
     char group[32];
     snprintf(group, sizeof group, "/fft/p%03d", id);
-    hrc = wb_netstat_end(&net, rc == 0 && done > 0 ? c->res : NULL, group);
+    struct wb_result_net *netrows = NULL;
+    hrc = wb_netstat_end(&net, rc == 0 && done > 0 && c->res, &netrows);
     rc = rc ? rc : hrc;
+    pr.m.net = netrows;
     if (rc == 0 && done > 0) {
         check_alone(c, &pr, &v);
         rc = wb_comm_bcast(&v.passed, sizeof v.passed, 0);
@@ -301,7 +303,10 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
         pr.m.reps = done;
         pr.m.tm = pr.tm;
         pr.m.alone = pr.alone;
-        rc = wb_comm_agree(wb_fftb_write_point(c, id, p, &pr.l, &pr.rq, &pr.m, &v));
+        rc = wb_power_point_take(&pr.m.energy, paired ? &pr.m.energy_alone : NULL);
+        rc = rc ? rc : wb_comm_agree(wb_fftb_write_point(c, id, p, &pr.l, &pr.rq, &pr.m, &v));
+        wb_result_energy_free(&pr.m.energy);
+        wb_result_energy_free(&pr.m.energy_alone);
         double shortest = INFINITY;
         for (int r = 0; r < done; r++)
             shortest = fmin(shortest, fmin(pr.tm[r].t_fft_s, pr.tm[r].t_total_s));
@@ -311,6 +316,7 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     }
     int timed_out = pr.timed_out;
     free(hrows);
+    free(netrows);
     point_free(&pr);
     if (rc == 0 && timed_out)
         rc = wb_error_set(WB_ETIMEOUT, "--timeout of %g s reached; the points measured so far are in the file",

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/results.h"
 #include "par/comm.h"
 
 struct wb_options;
@@ -150,6 +151,10 @@ struct wb_fftb_measured {
     int64_t root_bytes_estimate;
     const struct wb_result_health *health;
     size_t nhealth;
+    /* From bench/netstat and bench/power, gathered on rank 0: the network counters [nranks] (NULL
+     * when not kept) and the energy of the point's and the baseline's repetitions. */
+    const struct wb_result_net *net;
+    struct wb_result_energy energy, energy_alone;
 };
 
 /* bench_fft_layout.c: units, blocks and regions; all local and pure. */

@@ -5,7 +5,6 @@
 
 #include "bench/fft/bench_fft_int.h"
 #include "bench/options.h"
-#include "bench/power.h"
 #include "core/error.h"
 #include "core/report.h"
 #include "core/stats.h"
@@ -394,7 +393,11 @@ int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_poin
         prc = prc ? prc : hrc;
         rc = rc ? rc : brc ? brc : prc;
         write_verify(&w, v);
-        int erc = wb_power_point_write(c->res, w.g, c->paired);
+        char bg[96];
+        snprintf(bg, sizeof bg, "%s/baseline", w.g);
+        int erc = wb_results_write_energy(c->res, w.g, &m->energy);
+        erc = erc ? erc : wb_results_write_energy(c->res, bg, &m->energy_alone);
+        erc = erc ? erc : m->net ? wb_results_write_net(c->res, w.g, m->net, (size_t)c->nranks) : 0;
         rc = rc ? rc : erc;
         /* On disk before its row is printed, so a kill or a full disk never loses a point that was shown. */
         int frc = wb_results_flush(c->res);

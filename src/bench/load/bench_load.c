@@ -400,6 +400,9 @@ static void free_recs(struct wb_load_step *s)
     free(s->recs);
     free(s->clock_offset_s);
     s->clock_offset_s = NULL;
+    free(s->net);
+    s->net = NULL;
+    wb_result_energy_free(&s->energy);
     s->recs = NULL;
     s->nrecs = 0;
 }
@@ -587,9 +590,8 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
             if (src == 0)
                 print_row(t, st);
         }
-        char g[32];
-        snprintf(g, sizeof g, "/load/s%03d", s.index);
-        rc = wb_netstat_end(&net, res, g);
+        rc = wb_netstat_end(&net, res != NULL, &s.net);
+        rc = rc ? rc : wb_power_point_take(&s.energy, NULL);
         rc = rc ? rc : wb_load_write_step(res, &c, &s, st);
         free_recs(&s);
         if (rc || (rc = wb_comm_agree(src)))

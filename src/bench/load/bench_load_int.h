@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "bench/load/options_load.h"
+#include "io/results.h"
 
 struct wb_fft_kernel;
 
@@ -104,6 +105,10 @@ struct wb_load_step {
     int64_t verify_mismatches;
     int stopped_worker;      /* a worker rank that never answered a request it held (0 none) */
     double *clock_offset_s;  /* per worker: its wall clock minus the head's, from this step's probes */
+    /* Rank 0, from bench/netstat and bench/power (not for a step kept alone): the network counters
+     * [nranks] and the step's energy. */
+    struct wb_result_net *net;
+    struct wb_result_energy energy;
     double stopped_quiet_s;  /* how long that request had been waiting for it */
 };
 

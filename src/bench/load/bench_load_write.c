@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "bench/load/bench_load_int.h"
-#include "bench/power.h"
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "io/results.h"
@@ -179,8 +178,8 @@ static int write_step(struct wb_results *res, const struct wb_load_ctx *c, const
             snprintf(d, sizeof d, "%s/clock_offset_s", g);
             rc = rc ? rc : wb_results_write_f64(res, d, 1, dims, s->clock_offset_s, "s");
         }
-        if (!alone)
-            rc = rc ? rc : wb_power_point_write(res, g, 0);
+        rc = rc ? rc : wb_results_write_energy(res, g, &s->energy);
+        rc = rc ? rc : s->net ? wb_results_write_net(res, g, s->net, (size_t)c->nranks) : 0;
     }
     cols_free(&k);
     int frc = alone ? wb_results_flush_alone(res) : wb_results_flush(res);

@@ -392,10 +392,8 @@ static int finish_test(struct wb_transfer_run *r, struct wb_transfer_test_run *t
         if (map && !tr->shifted && !r->seq_bw && (r->seq_bw = malloc((size_t)r->nranks * r->nranks * sizeof(double))))
             memcpy(r->seq_bw, sm.bw_m, (size_t)r->nranks * r->nranks * sizeof(double));
     }
-    char g[64];
-    snprintf(g, sizeof g, "/transfer/%s", tr->shifted ? "pairs_shift" : wb_transfer_test_name(tr->test));
     if (rc == 0)
-        rc = wb_netstat_end(&tr->net, r->res, g);
+        rc = wb_netstat_end(&tr->net, r->res != NULL, &sm.net);
     if (rc == 0)
         rc = wb_transfer_write_test(r, tr, &sm);
     wb_transfer_summary_free(&sm);

@@ -94,6 +94,7 @@ struct wb_transfer_test_run {
  * or [S] (collectives), except t [S, R, C]. */
 struct wb_transfer_summary {
     int S, R, C;
+    struct wb_result_net *net;  /* rank 0: the network counters over the test [nranks], from bench/netstat */
     int s_lat, s_bw;            /* smallest and largest size: the link maps */
     size_t med_n;
     double *t, *t_med, *t_avg, *t_min, *t_max, *t_p95, *cv, *bw;

@@ -18,6 +18,8 @@ void wb_transfer_summary_free(struct wb_transfer_summary *sm)
         *f[i] = NULL;
     }
     free(sm->unstable);
+    free(sm->net);
+    sm->net = NULL;
     free(sm->reps);
     free(sm->window);
     free(sm->batch);
@@ -307,6 +309,10 @@ int wb_transfer_write_test(struct wb_transfer_run *r, const struct wb_transfer_t
     if (map && (tr->shifted || !r->pairs_all_written)) {
         W(write_map(r, tr, sm));
         r->pairs_all_written |= !tr->shifted;
+    }
+    if (sm->net) {
+        snprintf(g, sizeof g, "/transfer/%s", tr->shifted ? "pairs_shift" : wb_transfer_test_name(tr->test));
+        W(wb_results_write_net(res, g, sm->net, (size_t)n));
     }
     (void)rc;
     return wb_results_flush(res);
