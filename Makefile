@@ -197,7 +197,7 @@ test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
 test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition (root)
-	@fail=0; for t in run check power netfault buys; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+	@fail=0; for t in run check power netfault faults buys; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
 test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh

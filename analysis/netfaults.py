@@ -14,7 +14,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from . import tables
+from . import stats, tables
 from .reader import open_h5
 
 RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
@@ -41,7 +41,10 @@ class NodeNet:
 
 
 def pct(share: float) -> str:
-    """A share as a percentage with two significant places near the threshold: 2.1%, 0.23%."""
+    """A share as a percentage with two significant places near the threshold: 2.1%, 0.23%,
+    0.0031%."""
+    if 0 < share < 1e-4:
+        return f"{100 * share:.2g}%"  # 0.0031%, not 0.00%
     return f"{100 * share:.2f}%" if share < 0.01 else f"{100 * share:.1f}%"
 
 
@@ -108,6 +111,22 @@ def _node_of(f: h5py.File) -> dict[int, int]:
     return {int(h["rank"]): int(h["node"]) for h in f["hosts"][()]}
 
 
+def unstable_points(f: h5py.File) -> dict[str, float]:
+    """The fft and dfft points whose t_total spreads past stats.UNSTABLE_CV (the report's unstable
+    points), named as in NodeNet.point, with that CV."""
+    out = {}
+    for kind in ("fft", "dfft"):
+        for pid, g in (f[kind].items() if kind in f else ()):
+            if not isinstance(g, h5py.Group) or "t_total" not in g:
+                continue
+            t = np.asarray(g["t_total"][()], dtype=float)
+            t = t.max(axis=1) if t.ndim == 2 else t.ravel()
+            cv = stats.cv(t) if t.size >= 2 else float("nan")
+            if np.isfinite(cv) and cv > stats.UNSTABLE_CV:
+                out[_point_name(kind, pid)] = cv
+    return out
+
+
 def warnings(path: Path) -> list[str]:
     """One line per node and point above RETRANS_WARN: "pi3: 2.1% of segments retransmitted during
     p004; its pingpong p95 is 40x its median". [] for files without net data."""
@@ -119,12 +138,20 @@ def warnings(path: Path) -> list[str]:
         rows = read(f)
         tail = pingpong_tail(f)
         node = _node_of(f)
+        spread = unstable_points(f)
     out = []
     for n in rows:
-        if not np.isfinite(n.rate) or n.rate <= RETRANS_WARN:
+        if not np.isfinite(n.rate) or n.retrans <= 0:
+            continue
+        # Below the threshold a node is named only where its point's repetitions spread: a link that
+        # went down for seconds costs a few retransmissions, each after a timeout that doubles.
+        if n.rate <= RETRANS_WARN and n.point not in spread:
             continue
         line = f"{n.host}: {pct(n.rate)} of segments retransmitted during {n.point}"
         line += f" ({n.retrans} of {n.sent})"
+        if n.rate <= RETRANS_WARN:
+            line += (f", a point whose repetitions spread (CV {100 * spread[n.point]:.0f}%): a few "
+                     "retransmissions after timeouts can stall a repetition for seconds")
         # The pingpong ranks of this node (the leader speaks for all ranks of its node).
         mine = [t for r, t in tail.items() if node.get(r, r) == node.get(n.rank, n.rank)]
         if mine:

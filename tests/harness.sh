@@ -8,3 +8,13 @@ finish() {
     echo "$passed passed, $failed failed"
     ((failed == 0))
 }
+
+# harness_args ARGS...: a suite's command line, which takes no argument but --help: --help prints
+# the suite's usage (its own usage function) and exits 0, anything else is a usage error (exit 2).
+harness_args() {
+    case ${1:-} in
+        -h | --help) usage; exit 0 ;;
+        "") ;;
+        *) echo "${BASH_SOURCE[1]#"${repo:-}/"}: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+}

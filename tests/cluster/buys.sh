@@ -18,17 +18,12 @@ Needs root. Prints "N passed, N failed" last; exits 1 if anything failed.
 Environment: WB_BIN (default build/wulfbench), PYTHON (default /usr/bin/python3).
 EOF
 }
-case ${1:-} in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) echo "tests/cluster/buys.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=$repo/jobs/emulate/cluster
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+harness_args "$@"
 indent() { sed 's/^/    | /' | tail -n 12; }
 abort() { echo "FAIL: $*"; failed=$((failed + 1)); finish; exit 1; }
 

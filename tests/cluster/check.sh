@@ -32,17 +32,12 @@ Environment:
   PYTHON   Python with h5py (default: /usr/bin/python3)
 EOF
 }
-case ${1:-} in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) echo "tests/cluster/check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=$repo/jobs/emulate/cluster
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+harness_args "$@"
 
 [[ $(id -u) -eq 0 ]] || { fail "needs root: network namespaces, tc"; finish; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -28,18 +28,13 @@ Environment:
   PYTHON      Python with h5py (default: /usr/bin/python3)
 EOF
 }
-case ${1:-} in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) echo "tests/cluster/netfault: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=${WB_CLUSTER:-$repo/jobs/emulate/cluster}
 bin=${WB_BIN:-$repo/build/wulfbench}
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+harness_args "$@"
 wb_name=netfault
 # shellcheck source=jobs/lib.sh
 source "$repo/jobs/lib.sh"

@@ -28,17 +28,12 @@ Environment:
   WB_CLUSTER  the cluster script (default: jobs/emulate/cluster)
 EOF
 }
-case ${1:-} in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) echo "tests/cluster/power.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=${WB_CLUSTER:-$repo/jobs/emulate/cluster}
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+harness_args "$@"
 indent() { sed 's/^/    | /' | tail -n 12; }
 
 [[ $(id -u) -eq 0 ]] || abort "needs root: network namespaces"

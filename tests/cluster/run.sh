@@ -51,18 +51,13 @@ Environment:
   PYTHON   Python with h5py (default: /usr/bin/python3)
 EOF
 }
-case ${1:-} in
-    -h | --help) usage; exit 0 ;;
-    "") ;;
-    *) echo "tests/cluster: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-esac
-
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cluster=$repo/jobs/emulate/cluster
 study=$repo/jobs/mpirun/study.sh
 python=${PYTHON:-/usr/bin/python3}
 # shellcheck source=tests/harness.sh
 source "$repo/tests/harness.sh"
+harness_args "$@"
 # abort: record the failure, clean up, print the totals last and stop.
 abort() {
     fail "$*"
