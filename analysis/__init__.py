@@ -13,12 +13,15 @@ Derive:
     model         Hockney alpha-beta and compute-cost fits, held-out check, forecast (fit, check)
     energy        energy and cost per request (read, analyse, output); meter: meter logs
     buys          "What the cluster buys"
-    findings      the report's derive stage: every shared figure, in one frozen Findings
+    findings      the report's derive stage: everything the page shows, in one frozen Findings
+                  (package: one module per section's figures, tables and lines)
 Render:
-    tables        the report's tables as plain rows, human and CSV (base, runs, speedups, transfer, fit)
+    tables        the report's tables as plain rows (built by findings), human and CSV (base, runs,
+                  speedups, transfer, fit)
     plots         matplotlib figures, Agg backend (base, fft, net, fit)
     document      the document model: Report, Section
-    sections      one module per section, formatting Findings into a Report
+    sections      one module per section, only formatting Findings into a Report (figures drawn
+                  from its numbers)
     render_html, render_md   the page and summary.md
 Commands:
     report        `python3 -m analysis.report FILES... -o DIR` (cliutil: what the commands share)

@@ -46,17 +46,14 @@ class Report:
     outdir: Path
     runs: list[Run]
     baselines: list[Run]
+    # the lines above the sections, as analysis.findings derived them
     warnings: list[str] = field(default_factory=list)  # "Read first": real warnings only
     notes: list[str] = field(default_factory=list)  # expected notices
-    findings: dict[str, list[str]] = field(default_factory=dict)  # run name -> text
+    findings: dict[str, list[str]] = field(default_factory=dict)  # run name -> headline findings
     study: Table | None = None
     sections: list[Section] = field(default_factory=list)
     energy: EnergyResult = field(default_factory=EnergyResult)
     lead: Section | None = None  # "What the cluster buys", above everything else
-
-    def find(self, run: str, text: str) -> None:
-        """Record a headline finding about a run."""
-        self.findings.setdefault(run, []).append(text)
 
     def section(self, anchor: str, title: str, nav: str = "") -> Section:
         sec = Section(anchor, title, nav or title)

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from .. import scaling
 from ..derive import LoadStepStats, Saturation
 from ..cliutil import slug
 from ..runs import Run
@@ -187,3 +188,9 @@ def _slo(steps: list[LoadStepStats]) -> float:
         return float(steps[0].step.attrs.get("slo_ms") or 0.0) / 1000.0
     except (TypeError, ValueError):
         return 0.0
+
+
+def measured_scaling(rows: list[dict], outdir: Path) -> Figure | None:
+    """scaling.png: the figure analysis.scaling draws of its rows (also its own command's)."""
+    name = scaling.plot(rows, outdir)
+    return Figure(name, "Measured scaling", scaling.CAPTION) if name else None

@@ -264,32 +264,39 @@ def test_two_baselines_bracket_the_run_and_show_drift(tmp_path):
 
 
 def test_scaling_section_comes_from_one_call(tmp_path, monkeypatch):
-    """analysis.scaling plugs in through one call, scaling.build(runs, outdir), with the baselines left out."""
+    """analysis.scaling plugs in through one call in each stage: scaling.scaling_rows(runs), with
+    the baselines left out, when the findings are derived (its table from scaling.table), and
+    scaling.plot(rows, outdir) when the section draws."""
+    import matplotlib.pyplot as plt
+
     from analysis import report, scaling
     from analysis.tables import Column, Table
 
     calls = []
+    rows = [{"ranks": 1}]
 
-    def build(runs, outdir):
+    def scaling_rows(runs):
         calls.append([r.name for r in runs])
-        png = outdir / "scaling.png"
-        png.write_bytes((tmp_path / "one.png").read_bytes())
-        rows = [{"ranks": 1}]
-        return types.SimpleNamespace(rows=rows, notes=["one note from scaling"], figure="scaling.png",
-                                     table=Table("scaling", "Scaling", [Column("ranks", "ranks", "int")], rows))
+        return rows, ["one note from scaling"]
 
-    import types
+    def plot(given, outdir):
+        calls.append(("plot", given == rows))
+        (outdir / "scaling.png").write_bytes((tmp_path / "one.png").read_bytes())
+        return "scaling.png"
 
-    import matplotlib.pyplot as plt
     fig = plt.figure(figsize=(4, 3))
     fig.savefig(tmp_path / "one.png")
     plt.close(fig)
-    monkeypatch.setattr(scaling, "build", build)
+    monkeypatch.setattr(scaling, "scaling_rows", scaling_rows)
+    monkeypatch.setattr(scaling, "plot", plot)
+    monkeypatch.setattr(scaling, "table", lambda given: Table(
+        "scaling", "Scaling", [Column("ranks", "ranks", "int")], list(given)))
     fixtures.write_run(tmp_path / "in" / "i5.h5", fixtures.I5)
     fixtures.write_run(tmp_path / "in" / "pi.h5", fixtures.PI)
     out = tmp_path / "r"
     assert report.main([str(tmp_path / "in"), "-o", str(out), "-q"]) == 0
-    assert len(calls) == 1 and "i5-baseline" not in calls[0] and calls[0]
+    assert len(calls) == 2 and "i5-baseline" not in calls[0] and calls[0]
+    assert calls[1] == ("plot", True)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "id='scaling'" in page and "one note from scaling" in page
     assert 'data-file="scaling.png"' in page

@@ -1,4 +1,4 @@
-"""The summary table's text: one line per study row, 1-11."""
+"""Derive the summary table: one line per study row, 1-11."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import numpy as np
 
 from .. import tables
 from ..derive import PointStats
-from ..findings import Findings
 from .service import saturation_text
 
 
-def _sweep_text(ctx: Findings, scenario: str, describe) -> str:
+def _sweep_text(ctx, scenario: str, describe) -> str:
     parts = []
     for run in ctx.runs:
         if run in ctx.baselines or run.invalid:
@@ -49,7 +48,7 @@ def _rate(pts: list[PointStats]) -> str:
     return f"{pts[0].kBps:,.0f} to {pts[-1].kBps:,.0f} kB/s (best {best.kBps:,.0f} at {_at(best)})"
 
 
-def _speedup_text(ctx: Findings) -> str:
+def _speedup_text(ctx) -> str:
     parts = []
     for run in ctx.runs:
         for kind, pool in (("paired", ctx.paired), ("cross-run", ctx.cross), ("cross-machine", ctx.cross)):
@@ -69,7 +68,7 @@ def _speedup_text(ctx: Findings) -> str:
     return "; ".join(parts) or "no baseline measured (use --paired-baseline, or give --baseline)"
 
 
-def _load_text(ctx: Findings) -> str:
+def _load_text(ctx) -> str:
     parts = []
     for run, steps, _sat in ctx.loads:
         if steps:
@@ -80,7 +79,8 @@ def _load_text(ctx: Findings) -> str:
     return "; ".join(parts) or "not measured"
 
 
-def study_rows(ctx: Findings) -> list[tuple[str, str, str]]:
+def study_rows(ctx) -> list[tuple[str, str, str]]:
+    """Needs the shared figures (paired, cross, crossings, loads) only."""
     sats = [f"{r.name}: {saturation_text(s)}" for r, _st, s in ctx.loads if s is not None]
     return [
         ("1", "total request time, one file of several sizes",

@@ -1,10 +1,25 @@
-"""Small helpers the sections share (the shared figures are in analysis.findings)."""
+"""What the derive modules share: lenient attribute reading, a point's workload in words and the
+per-rank point of each run."""
 
 from __future__ import annotations
 
 from .. import derive, tables
 from ..derive import PointStats
 from ..runs import Run
+
+
+def as_int(value: object, default: int = -1) -> int:
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
+def as_float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def x_text(s: PointStats) -> str:
@@ -14,7 +29,7 @@ def x_text(s: PointStats) -> str:
     return f"{pt.seconds_per_file:g} s file ({tables.fmt_bytes(pt.input_bytes)})"
 
 
-def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
+def choose_points(runs, stats_by_run,
                   requested: list[str]) -> tuple[dict[str, PointStats], list[str]]:
     """The per-rank point of each run, from --point or the default rule."""
     chosen: dict[str, PointStats] = {}
@@ -46,3 +61,6 @@ def choose_points(runs: list[Run], stats_by_run: dict[str, list[PointStats]],
                          "is shown.")
         chosen[run.name] = pick or derive.default_point(run, items)
     return chosen, notes
+
+
+Finds = tuple[tuple[str, str], ...]  # (run name, headline finding), in page order

@@ -1,37 +1,40 @@
-"""The "Read first" warnings and notes about each run as a whole."""
+"""Derive the "Read first" warnings and the notes about each run as a whole."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .. import health, netfaults, readiness
-from ..document import Report, bold
+from ..document import bold
 from ..runs import Run
-from ..findings import Findings, as_float, as_int
+from .common import as_float, as_int
 
 
-def run_notices(rep: Report, ctx: Findings, run: Run) -> None:
+def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
+    """(warnings, notes) about one run."""
+    warnings: list[str] = []
+    notes: list[str] = []
     tag = f"{bold(run.name)} ({run.path.name})"
     if run.partial or run.status in ("interrupted", "timeout"):
-        rep.warnings.append(
+        warnings.append(
             f"{tag} is PARTIAL: the run had not finished (status '{run.status}'). It holds "
             f"{len(run.points)} FFT points, {len(run.transfer)} transfer tests and "
             f"{len(run.load_steps)} load steps; what is missing was not measured.")
     if run.invalid:
-        rep.warnings.append(f"{tag} FAILED VERIFICATION (verified={run.verified}, status "
+        warnings.append(f"{tag} FAILED VERIFICATION (verified={run.verified}, status "
                             f"'{run.status}'): its numbers are listed as INVALID and left out "
                             "of figures, comparisons and the model.")
     elif run.status == "failed":
-        rep.warnings.append(f"{tag} ended with status 'failed'; the points it flushed are shown.")
+        warnings.append(f"{tag} ended with status 'failed'; the points it flushed are shown.")
     items = ctx.stats[run.name]
     bad = [s.point.id for s in items if s.point.verified == 0]
     if bad and not run.invalid:
-        rep.warnings.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
+        warnings.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
                             "(verify/passed=0); shown as INVALID and left out of figures, "
                             "comparisons and the model.")
     unstable = [s.point.id for s in items if s.status.startswith("unstable")]
     if unstable:
-        rep.warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
+        warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
                             + ", ".join(unstable) + ".")
     auto = []
     for s in items:
@@ -47,19 +50,20 @@ def run_notices(rep: Report, ctx: Findings, run: Run) -> None:
                 what += f" (target {100 * target:.1f} %)"
             auto.append(what)
     if auto:
-        rep.warnings.append(f"{tag}: --reps auto did not reach its CI target: "
+        warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
     for line in health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path):
-        rep.warnings.append(f"{tag}: {line}")
+        warnings.append(f"{tag}: {line}")
     hot = ctx.throttled(run)
     if hot:
-        rep.warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "
+        warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "
                             "points' health record): its times may be slow and uneven.")
     for problem in run.problems + ctx.extra[run.name].problems:
-        rep.warnings.append(f"{tag}: {problem}")
+        warnings.append(f"{tag}: {problem}")
     missing = [g for g in ("fft", "transfer", "load") if g not in run.groups]
     if missing:
         sub = run.attrs.get("subcommand")
-        rep.notes.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
+        notes.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
                          + (f" group (subcommand '{sub}')" if sub else " group")
                          + "; those sections skip it.")
+    return warnings, notes
