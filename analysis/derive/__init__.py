@@ -20,14 +20,14 @@ from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowe
                    RankStats, rank_stats, default_point)
 from .speedups import Comparison, compare_paired, compare, Crossover, crossovers
 from .transfer import (TransferCurve, _bandwidth, p2p_curve, TransferStats, transfer_stats,
-                       LinkMap, link_map, DfftStats, dfft_stats, collective_curve, ring_curves)
+                       LinkMap, link_map, DfftStats, dfft_stats, transpose_over_bibw, collective_curve, ring_curves)
 from .load_steps import LoadStepStats, load_step_stats, Saturation, judge_step, load_analysis
 
 __all__ = [
     "Comparison", "Crossover", "DfftStats", "LinkMap", "LoadStepStats", "PointStats", "RankStats",
     "SERIES", "SERIES_TITLES", "STRAGGLER_RATIO", "Saturation", "TransferCurve", "TransferStats",
     "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
-    "default_point", "dfft_stats", "judge_step", "link_map", "load_analysis", "load_step_stats",
+    "default_point", "dfft_stats", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
     "median_total", "p2p_curve", "point_stats", "rank_stats", "ring_curves", "run_point_stats",
     "series_samples", "slowest_median", "transfer_stats"
 ]

@@ -153,6 +153,38 @@ class DfftStats:
     transpose: float
     gflops: float
     verified: int
+    # The slowest rank's transpose rate both ways over the bibw of ranks 0-1 at the transpose's
+    # message per peer, from a bibw test in the same file (NaN without one, or on one rank).
+    over_bibw: float = float("nan")
+    bibw_Bps: float = float("nan")
+
+
+def transpose_over_bibw(run: Run, point, nranks: int) -> tuple[float, float]:
+    """(the transpose's rate both ways over the bibw of the pair 0-1, that bibw in B/s) for a dfft
+    point, as tests/bench/dfft_bench.sh measures it: 2 x transpose_Bps_min against bibw at the
+    message of one transpose to each peer (bytes_transposed / 2 / (ranks - 1)), the bibw size
+    nearest it within a factor of 2. NaN where the file has no such bibw."""
+    test = run.transfer.get("bibw")
+    rate = _attr_float(point.attrs, "transpose_Bps_min")
+    sent = getattr(point, "bytes_transposed", None)
+    if test is None or nranks < 2 or not np.isfinite(rate) or sent is None or np.size(sent) == 0:
+        return float("nan"), float("nan")
+    msg = max(1.0, float(np.nanmax(sent)) / 2 / (nranks - 1))
+    sizes = np.asarray(test.bytes, dtype=float)
+    if sizes.size == 0 or not np.all(sizes > 0):
+        return float("nan"), float("nan")
+    k = int(np.argmin(np.abs(np.log2(sizes / msg))))
+    if abs(np.log2(sizes[k] / msg)) > 1:
+        return float("nan"), float("nan")
+    bw = np.asarray(_bandwidth(test, run.nranks), dtype=float).reshape(sizes.size, -1)
+    col = 0
+    if test.pairs is not None:
+        hit = [i for i, (a, b) in enumerate(np.asarray(test.pairs).reshape(-1, 2)) if {int(a), int(b)} == {0, 1}]
+        col = hit[0] if hit else 0
+    bibw = float(bw[k, col]) if col < bw.shape[1] else float("nan")
+    if not bibw > 0:
+        return float("nan"), float("nan")
+    return 2 * rate / bibw, bibw
 
 
 def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
@@ -170,10 +202,12 @@ def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
         # HPCC's count: 5 N log2 N for c2c, half that for r2c
         gflops = (5 if kind == "c2c" else 2.5) * n * np.log2(n) / total.median / 1e9
     passed = point.verify.get("passed")
+    nranks = int(t["t_total"].shape[1])
+    over, bibw = transpose_over_bibw(run, point, nranks)
     return DfftStats(run=run, id=point.id, shape=str(a.get("shape") or f"{n:.0f}"), n=n,
-                     kind=kind, nodes=nodes, nranks=int(t["t_total"].shape[1]), total=total,
+                     kind=kind, nodes=nodes, nranks=nranks, total=total,
                      local_fft=local, transpose=trans, gflops=gflops,
-                     verified=-1 if passed is None else int(passed))
+                     verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw)
 
 
 def collective_curve(run: Run, test: TransferTest) -> TransferCurve:

@@ -180,10 +180,20 @@ def dfft_points(items: list[derive.DfftStats]) -> Table:
             Column("local_fft", "local FFT (slowest)", "time"),
             Column("transpose", "transpose (slowest)", "time"),
             Column("gflops", "GFLOPS", "float"), Column("verified", "verification")]
-    return Table("dfft", "Distributed FFT (dfft)", cols, rows,
-                 note="GFLOPS by HPCC's count: 5·N·log2 N flops for c2c, half that for r2c, over "
-                      "the median t_total. Local FFT and transpose: median over repetitions of "
-                      "the slowest rank; a 1-D transform does not split them.")
+    note = ("GFLOPS by HPCC's count: 5·N·log2 N flops for c2c, half that for r2c, over "
+            "the median t_total. Local FFT and transpose: median over repetitions of "
+            "the slowest rank; a 1-D transform does not split them.")
+    # Only where the file also holds a bibw test (wulfbench suite, or transfer into the same file).
+    if any(np.isfinite(d.over_bibw) for d in items):
+        for row, d in zip(rows, items):
+            row["bibw"], row["over_bibw"] = d.bibw_Bps, d.over_bibw
+        cols[-1:-1] = [Column("bibw", "bibw of ranks 0-1", "Bps"),
+                       Column("over_bibw", "transpose / bibw", "ratio")]
+        note += (" Transpose / bibw: the slowest rank's transpose rate both ways (2 × its bytes "
+                 "sent over its transpose time) over the bibw of ranks 0 and 1 in the same file at "
+                 "the transpose's message to each peer; near 1 the exchange runs at what the "
+                 "network gives a pair, well below 1 it leaves bandwidth unused.")
+    return Table("dfft", "Distributed FFT (dfft)", cols, rows, note=note)
 
 
 def pipeline(rows_in: list[dict[str, Any]]) -> Table:
