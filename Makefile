@@ -2,6 +2,8 @@
 # Knobs: override on the command line or in make.local.
 # MPI=openmpi (default) or MPI=mpich: which MPI and parallel HDF5 to build against, into build/ or build-mpich/.
 MPI    ?= openmpi
+# NATIVE=1: compile for this machine (-march=native) into its own folder (build-native/); docs/kernels.md.
+NATIVE ?= 0
 CFLAGS ?= -O3 -g -fno-math-errno
 LDFLAGS ?=
 PYTHON ?= /usr/bin/python3
@@ -39,9 +41,14 @@ FFTW_MPI_LIBS ?= $(if $(FFTW_MPICH_FOUND),-L$(FFTW_MPICH)/lib $(FFTW_MPICH_RPATH
 else
 $(error MPI=$(MPI) is not supported; use MPI=openmpi (the default) or MPI=mpich)
 endif
+ifeq ($(NATIVE),1)
+B := $(B)-native
+NATIVE_CFLAGS = -march=native
+endif
 DEPS_MPI = $(if $(filter mpich,$(MPI)),mpich)
 # The test harness picks the launcher and the build directory from this.
 export WB_MPI = $(MPI)
+export WB_BUILD = $(B)
 # Without an FFTW-MPI to link, dfft is compiled out and reports that it is missing.
 FFTW_MPI_DEF = $(if $(strip $(FFTW_MPI_LIBS)),,-DWB_NO_FFTW_MPI)
 
@@ -51,8 +58,8 @@ GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-USER_CFLAGS := $(CFLAGS)
-override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP -Isrc $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
+USER_CFLAGS := $(strip $(CFLAGS) $(NATIVE_CFLAGS))
+override CFLAGS += $(NATIVE_CFLAGS) -std=c11 -Wall -Wextra -Wno-unused-parameter -MMD -MP -Isrc $(FFTW_MPI_CFLAGS) $(PKG_CFLAGS) $(FFTW_MPI_DEF) \
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
 override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 
@@ -203,7 +210,8 @@ test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
 bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
-	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/sendrecv_ref
+	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref
+	@$(MAKE) --no-print-directory NATIVE=1 all
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
@@ -212,6 +220,10 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, a
 
 $(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
+
+# The reference as a user would build it for the machine in hand (issue 24).
+$(B)/tests/fft_ref_native: tests/bench/fft_ref.c | $(B)/tests
+	$(CC) $(CFLAGS) -march=native -o $@ $< $(LDLIBS)
 
 bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
 	bash tests/bench/cluster_bench.sh
@@ -259,7 +271,7 @@ test-install: deps-test  ## install into a temporary PREFIX (and a DESTDIR), run
 	bash tests/install/run.sh
 
 clean:
-	rm -rf build build-mpich build-san
+	rm -rf build build-mpich build-san build-native build-mpich-native
 
 help:                ## list the targets
 	@echo "make              build build/wulfbench"
@@ -282,6 +294,7 @@ help:                ## list the targets
 	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
 	@echo "make clean        remove build/ and build-mpich/"
 	@echo "make MPI=mpich ... the same against MPICH and its parallel HDF5, into build-mpich/"
-	@echo "knobs: MPI CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS FFTW_MPICH, or put them in make.local"
+	@echo "make NATIVE=1 ... the same compiled for this machine (-march=native), into build-native/"
+	@echo "knobs: MPI NATIVE CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS FFTW_MPICH, or put them in make.local"
 
 -include $(OBJ:.o=.d) $(FOBJ:.o=.d) $(SOBJ:.o=.d)
