@@ -85,7 +85,9 @@ def test_np2_prints_every_table(run2):
         for row in rows:
             avg, tmin, tmax, tmed, p95 = map(float, row[2:7])
             assert 0 <= tmin <= tmed <= p95 <= tmax and tmin <= avg <= tmax, (name, row)
-            assert (row[9] is not None) == (float(row[8]) > 5), (name, row)
+            # The flag comes from the unrounded cv: a cv printed as 5.00 may be either side of 5 %.
+            if abs(float(row[8]) - 5) > 0.005:
+                assert (row[9] is not None) == (float(row[8]) > 5), (name, row)
     assert HEADER.search(r.stdout)
     assert "MB/s = 1e6 bytes/s" in r.stdout
     assert "# pingpong: validated, every received buffer matched what was sent" in r.stdout
