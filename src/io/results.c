@@ -162,12 +162,6 @@ int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const
     return write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
 }
 
-int wb_results_write_u8(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
-                        const uint8_t *data, const char *units)
-{
-    return write_locked(r, dset, H5T_NATIVE_UINT8, rank, dims, data, units);
-}
-
 /* Gathers n values of elem bytes from each rank and writes [n, nranks] (or [nranks]). */
 static int write_per_rank(struct wb_results *r, const char *dset, const void *local, size_t n, size_t elem,
                           MPI_Datatype mtype, hid_t htype, const char *units)

@@ -62,8 +62,6 @@ int wb_results_write_i64(struct wb_results *r, const char *dset, int rank, const
                          const int64_t *data, const char *units);
 int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int32_t *data, const char *units);
-int wb_results_write_u8(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
-                        const uint8_t *data, const char *units);
 /* n fixed-length strings of len bytes each (NUL padded), back to back in data, from rank 0. */
 int wb_results_write_strings(struct wb_results *r, const char *dset, size_t n, size_t len, const char *data,
                              const char *units);
