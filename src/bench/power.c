@@ -698,9 +698,13 @@ static int take_series(struct series *s, struct wb_result_energy *out)
     rc = wb_comm_agree(rc ? rc : oom ? wb_error_set(WB_ENOMEM, "out of memory for a point's energy_j") : 0);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct rec *r = i < (size_t)s->n ? &s->r[i] : NULL;
-        int measured = r && pw.kind != K_NONE && r->g1 == r->g0;
+        int is_short = r && pw.kind != K_NONE && pw.period_s > 0 && r->t1 - r->t0 < SHORT_PERIODS * pw.period_s;
+        /* A counter that did not move in a repetition of many update periods is stuck (or its writer
+         * stalled): that is no reading, not 0 J. */
+        int stuck = r && is_counter() && !is_short && r->e1 == r->e0;
+        int measured = r && pw.kind != K_NONE && r->g1 == r->g0 && !stuck;
         mine[i] = measured ? r->e1 - r->e0 : NAN;
-        mine[n + i] = r && pw.kind != K_NONE && pw.period_s > 0 && r->t1 - r->t0 < SHORT_PERIODS * pw.period_s;
+        mine[n + i] = is_short;
         if (rank == 0) {
             out->t_start_utc[i] = r ? r->utc0 : NAN;
             out->t_end_utc[i] = r ? r->utc1 : NAN;

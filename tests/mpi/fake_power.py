@@ -1,10 +1,11 @@
 """Fake power sources for the tests (no real sensor here): a counter file that this process advances
 at a known power, and the static trees and the vcgencmd script the tests lay out.
 
-Run as a helper process:  /usr/bin/python3 tests/mpi/fake_power.py FILE WATTS [MAX_UJ [PERIOD_S]]
+Run as a helper process:  /usr/bin/python3 tests/mpi/fake_power.py FILE WATTS [MAX_UJ [PERIOD_S [STOP [STOP_DELAY_S]]]]
 writes FILE (microjoules, as RAPL's energy_uj and hwmon's energy*_input) every PERIOD_S seconds at
 WATTS, wrapping to 0 at MAX_UJ (0: never), each write an atomic rename so a reader never sees half a
-number, until killed.
+number, until killed; from STOP_DELAY_S seconds after the path STOP appears, the counter holds still
+(a stuck counter).
 """
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def hwmon_tree(root: Path, power_uw: list[int] | None = None, energy: bool = Fal
     return d / "energy1_input"
 
 
-def advance(path: Path, watts: float, max_uj: int, period_s: float) -> None:
+def advance(path: Path, watts: float, max_uj: int, period_s: float, stop: Path | None = None,
+            stop_delay_s: float = 0) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         # A counter that lags while this process waits for a core reads as energy in the wrong repetition.
@@ -81,7 +83,13 @@ def advance(path: Path, watts: float, max_uj: int, period_s: float) -> None:
     except OSError:
         pass
     t0 = time.monotonic()
+    seen = None
     while True:
+        if seen is None and stop is not None and stop.exists():
+            seen = time.monotonic()
+        if seen is not None and time.monotonic() - seen >= stop_delay_s:
+            time.sleep(period_s)
+            continue
         uj = int(watts * (time.monotonic() - t0) * 1e6)
         if max_uj > 0:
             uj %= max_uj
@@ -92,4 +100,5 @@ def advance(path: Path, watts: float, max_uj: int, period_s: float) -> None:
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    advance(Path(a[0]), float(a[1]), int(a[2]) if len(a) > 2 else 0, float(a[3]) if len(a) > 3 else 0.002)
+    advance(Path(a[0]), float(a[1]), int(a[2]) if len(a) > 2 else 0, float(a[3]) if len(a) > 3 else 0.002,
+            Path(a[4]) if len(a) > 4 else None, float(a[5]) if len(a) > 5 else 0)

@@ -24,9 +24,11 @@ HELPER = Path(__file__).resolve().parent / "fake_power.py"
 
 
 @contextmanager
-def advancing(path: Path, watts: float, max_uj: int = 0):
-    """A helper process that advances the counter file at watts while the block runs."""
-    p = subprocess.Popen([PYTHON, str(HELPER), str(path), str(watts), str(max_uj), "0.001"])
+def advancing(path: Path, watts: float, max_uj: int = 0, stop: Path | None = None, stop_delay_s: float = 0):
+    """A helper process that advances the counter file at watts while the block runs (and until
+    stop_delay_s after the path stop appears)."""
+    p = subprocess.Popen([PYTHON, str(HELPER), str(path), str(watts), str(max_uj), "0.001"]
+                         + ([str(stop), str(stop_delay_s)] if stop else []))
     try:
         time.sleep(0.2)
         assert p.poll() is None, "the fake counter stopped"
@@ -215,11 +217,32 @@ def test_bad_power_options_exit_2(tmp_path, args, says):
 
 def test_counter_going_back_without_a_wrap_gives_nan_not_a_number(tmp_path):
     # An hwmon energy counter has no wrap range: one that falls is a fault, never negative energy.
-    # About 16 ms a repetition: the counter falls several times in each.
+    # About 40 ms a repetition (10 update periods is 13 ms): the counter falls many times in each (and a repetition in which the
+    # helper stalled, so that the counter did not move, is stuck: NaN too).
     root = tmp_path / "back"
     ctr = fake_power.hwmon_tree(root, energy=True)
     with advancing(ctr, -5):
-        f = fft(2, root, tmp_path / "k.h5", "--seconds", "30", "--reps", "3", "--power-idle", "0.3")
+        f = fft(2, root, tmp_path / "k.h5", "--seconds", "300", "--reps", "3", "--power-idle", "0.3")
     assert sources(f) == ["hwmon", "shared"]
     assert np.isnan(f["power/idle_w"][0])
     assert np.isnan(f["fft/p000/energy_j"][()]).all()
+
+
+def test_counter_that_stops_moving_gives_nan_not_zero_joules(tmp_path):
+    # The counter moves at 5 W through the idle window, which starts when the result file appears and
+    # lasts 0.5 s (so its update period, 1 ms, is known), and holds still from 0.8 s after: the
+    # repetitions after that, some 30 update periods long each (40 ms), read a stuck counter.
+    root = tmp_path / "stuck"
+    ctr = fake_power.hwmon_tree(root, energy=True)
+    out = tmp_path / "s.h5"
+    with advancing(ctr, 5, stop=Path(str(out) + ".partial"), stop_delay_s=0.8):
+        f = fft(2, root, out, "--seconds", "300", "--reps", "40", "--power-idle", "0.5")
+    assert sources(f) == ["hwmon", "shared"]
+    assert 0.0005 < f["power/period_s"][0] < 0.01
+    pts = [g for k, g in f["fft"].items() if k.startswith("p")]
+    e = np.concatenate([g["energy_j"][()][:, 0] for g in pts])
+    short = np.concatenate([g["power_short"][()][:, 0] for g in pts])
+    assert not short.any()
+    # Never 0 J: a repetition read the moving counter (about 5 W) or the stuck one (NaN).
+    assert (np.isnan(e) | (e > 0)).all(), e
+    assert np.isnan(e).sum() >= 10, e
