@@ -1,16 +1,13 @@
-/* options: struct wb_options, what a run was asked for: the common options and each subcommand's own
- * struct (from its folder). Parsing it is cli/cmdline.h's. */
+/* options: struct wb_options, what a run was asked for: the common options and a block per subcommand
+ * that only the subcommand's folder knows the type of (it finds its block by name). Parsing it is
+ * cli/cmdline.h's; adding a subcommand changes nothing here. */
 #ifndef WB_OPTIONS_H
 #define WB_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "bench/check/options_check.h"
-#include "bench/dfft/options_dfft.h"
-#include "bench/fft/options_fft.h"
-#include "bench/load/options_load.h"
-#include "bench/transfer/options_transfer.h"
+#include <stdlib.h>
+#include <string.h>
 
 enum wb_progress { WB_PROGRESS_AUTO, WB_PROGRESS_ALWAYS, WB_PROGRESS_NEVER };
 
@@ -35,16 +32,34 @@ struct wb_common_opts {
 
 struct wb_subcommand;
 
+#define WB_MAX_SUBCOMMANDS 16
+
+/* One subcommand's own options: a block of the size its table entry gives, allocated and zeroed
+ * when parsing starts (every subcommand's, since `suite` runs several). */
+struct wb_options_own {
+    const char *name; /* the subcommand's name; NULL for an unused slot */
+    void *block;
+};
+
 struct wb_options {
     const struct wb_subcommand *sub; /* the entry of the subcommand given (NULL before parsing it) */
     const char *cmd_name;
     struct wb_common_opts common;
-    struct wb_fft_opts fft;
-    struct wb_transfer_opts transfer;
-    struct wb_load_opts load;
-    struct wb_dfft_opts dfft;
-    struct wb_check_opts check;
+    struct wb_options_own own[WB_MAX_SUBCOMMANDS];
+    /* Rank 0's memory for the largest point of the default study (B), from the subcommands that say
+     * (the table's study_bytes); `check` compares it with each node's free memory. */
+    double study_bytes;
     char command_line[4096];
 };
+
+/* The block of the subcommand called name (cast to its own struct by its folder). Never NULL once
+ * parsing has begun: a name without a block is a programming error, and aborts. */
+static inline void *wb_options_own(const struct wb_options *o, const char *name)
+{
+    for (int i = 0; i < WB_MAX_SUBCOMMANDS && o->own[i].name; i++)
+        if (!strcmp(o->own[i].name, name))
+            return o->own[i].block;
+    abort();
+}
 
 #endif

@@ -68,7 +68,8 @@ static int run(struct wb_options *o)
     if (!o->sub->results_file || (o->sub->no_file && o->sub->no_file(o)))
         return wb_comm_agree(o->sub->run(o, NULL));
     wb_timer_tick_s();
-    struct wb_run_info info = {o->cmd_name, o->common.label, o->command_line, o->common.seed, o->fft.baseline,
+    struct wb_run_info info = {o->cmd_name, o->common.label, o->command_line, o->common.seed,
+                               o->sub->baseline && o->sub->baseline(o),
                                wb_fft_version(), wb_kern_variant_index(), wb_kern_variant_names};
     struct wb_results *res = NULL;
     /* Power sources are found before the file opens, so a missing forced source leaves no file. */

@@ -205,7 +205,12 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     memset(o, 0, sizeof *o);
     o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1, .stall_timeout_s = 300,
                                  .power_idle_s = 3};
-    /* Every subcommand's defaults, since `suite` runs several of them. */
+    /* Every subcommand's own block and defaults, since `suite` runs several of them. */
+    for (int i = 0; i < wb_nsubcommands; i++) {
+        o->own[i].name = wb_subcommands[i].name;
+        if (wb_subcommands[i].own_size && !(o->own[i].block = calloc(1, wb_subcommands[i].own_size)))
+            return wb_error_set(WB_ENOMEM, "out of memory for the options of %s", wb_subcommands[i].name);
+    }
     for (int i = 0; i < wb_nsubcommands; i++)
         if (wb_subcommands[i].defaults)
             wb_subcommands[i].defaults(o);
@@ -228,6 +233,9 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
         rc = wb_error_set(WB_EUSAGE, "--power: %s records no energy; use it with fft, dfft, load or suite", sub->name);
     if (rc == 0 && sub->validate)
         rc = sub->validate(o);
+    for (int i = 0; rc == 0 && i < wb_nsubcommands; i++)
+        if (wb_subcommands[i].study_bytes)
+            o->study_bytes = fmax(o->study_bytes, wb_subcommands[i].study_bytes(o));
     return rc;
 }
 
@@ -236,6 +244,10 @@ const struct wb_optdef *wb_options_common_defs(void) { return common_defs; }
 void wb_options_free(struct wb_options *o)
 {
     for (int i = 0; i < wb_nsubcommands; i++)
-        if (wb_subcommands[i].free)
+        if (wb_subcommands[i].free && o->own[i].name && (o->own[i].block || !wb_subcommands[i].own_size))
             wb_subcommands[i].free(o);
+    for (int i = 0; i < WB_MAX_SUBCOMMANDS; i++) {
+        free(o->own[i].block);
+        o->own[i].block = NULL;
+    }
 }

@@ -6,6 +6,10 @@
 
 #include "bench/bench.h"
 #include "bench/check/check.h"
+#include "bench/dfft/options_dfft.h"
+#include "bench/fft/options_fft.h"
+#include "bench/load/options_load.h"
+#include "bench/transfer/options_transfer.h"
 #include "par/comm.h"
 #include "core/error.h"
 #include "bench/options.h"
@@ -59,29 +63,36 @@ static double suite_stall_window_s(const struct wb_options *o, double stall_s)
 }
 
 const struct wb_subcommand wb_subcommands[] = {
-    {.name = "fft", .summary = wb_fft_summary, .defs = wb_fft_optdefs, .defaults = wb_fft_opts_defaults,
+    {.name = "fft", .summary = wb_fft_summary, .defs = wb_fft_optdefs, .own_size = sizeof(struct wb_fft_opts),
+     .study_bytes = wb_fft_opts_study_bytes, .baseline = wb_fft_opts_baseline, .defaults = wb_fft_opts_defaults,
      .set = wb_fft_opts_set, .validate = wb_fft_opts_validate, .compact = wb_fft_opts_compact,
      .free = wb_fft_opts_free, .run = wb_bench_fft_run, .results_file = 1, .measures_energy = 1, .suite_min_ranks = 1},
     {.name = "transfer", .summary = wb_transfer_summary, .defs = wb_transfer_optdefs,
+     .own_size = sizeof(struct wb_transfer_opts),
      .defaults = wb_transfer_opts_defaults, .set = wb_transfer_opts_set, .validate = wb_transfer_opts_validate,
      .compact = wb_transfer_opts_compact, .free = wb_transfer_opts_free, .run = wb_bench_transfer_run,
      .results_file = 1, .no_file = wb_transfer_opts_no_file, .stdout_taken = wb_transfer_opts_stdout_taken,
      .suite_min_ranks = 2, .suite_needs = "at least 2 ranks"},
-    {.name = "load", .summary = wb_load_summary, .defs = wb_load_optdefs, .defaults = wb_load_opts_defaults,
+    {.name = "load", .summary = wb_load_summary, .defs = wb_load_optdefs, .own_size = sizeof(struct wb_load_opts),
+     .defaults = wb_load_opts_defaults,
      .set = wb_load_opts_set, .validate = wb_load_opts_validate, .compact = wb_load_opts_compact,
      .free = wb_load_opts_free, .run = wb_bench_load_run, .results_file = 1, .measures_energy = 1,
      .stall_window_s = wb_load_opts_stall_window_s, .suite_min_ranks = 2,
      .suite_needs = "a head and at least one worker (2 ranks)"},
-    {.name = "dfft", .summary = wb_dfft_summary, .defs = wb_dfft_optdefs, .defaults = wb_dfft_opts_defaults,
+    {.name = "dfft", .summary = wb_dfft_summary, .defs = wb_dfft_optdefs, .own_size = sizeof(struct wb_dfft_opts),
+     .defaults = wb_dfft_opts_defaults,
      .set = wb_dfft_opts_set, .validate = wb_dfft_opts_validate, .compact = wb_dfft_opts_compact,
      .free = wb_dfft_opts_free, .run = wb_bench_dfft_run, .results_file = 1, .measures_energy = 1, .suite_min_ranks = 1},
     {.name = "suite", .summary = "a compact run of fft, transfer, load and dfft (what `make run` starts)",
      .validate = suite_validate, .run = suite_run, .results_file = 1, .measures_energy = 1, .stall_window_s = suite_stall_window_s},
     {.name = "info", .summary = "what wulfbench detects: ranks, nodes, hosts, versions, timer", .run = wb_info_run},
-    {.name = "check", .summary = wb_check_summary, .defs = wb_check_optdefs, .defaults = wb_check_defaults,
+    {.name = "check", .summary = wb_check_summary, .defs = wb_check_optdefs,
+     .own_size = sizeof(struct wb_check_opts), .defaults = wb_check_defaults,
      .set = wb_check_set, .validate = wb_check_validate, .run = wb_check_run},
 };
 const int wb_nsubcommands = (int)(sizeof wb_subcommands / sizeof wb_subcommands[0]);
+_Static_assert(sizeof wb_subcommands / sizeof wb_subcommands[0] <= WB_MAX_SUBCOMMANDS,
+               "struct wb_options has a slot per subcommand: raise WB_MAX_SUBCOMMANDS");
 
 const struct wb_subcommand *wb_subcommand_find(const char *name)
 {

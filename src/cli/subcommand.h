@@ -1,9 +1,11 @@
 /* subcommand: the one table of wulfbench's subcommands (name, options, defaults, checks, run, help),
  * the way IMB maps benchmark names to functions. main.c and options.c consult only this table.
- * Adding a subcommand is one entry in subcommand.c plus its own folder (and its options struct in
- * struct wb_options): main knows no subcommand by name. */
+ * Adding a subcommand is one entry in subcommand.c plus its own folder: main knows no subcommand by
+ * name, and struct wb_options holds the subcommand's options as a block of own_size bytes. */
 #ifndef WB_SUBCOMMAND_H
 #define WB_SUBCOMMAND_H
+
+#include <stddef.h>
 
 #include "core/optdef.h"
 
@@ -14,6 +16,7 @@ struct wb_subcommand {
     const char *name;
     const char *summary;                   /* one line for the help overview */
     const struct wb_optdef *defs;          /* its own options, NULL-name terminated; NULL if none */
+    size_t own_size;                       /* its own options struct (wb_options_own(o, name)); 0 if none */
     /* Each of these may be NULL (nothing to do). All are local and never exit. */
     void (*defaults)(struct wb_options *o);
     int (*set)(struct wb_options *o, int id, const char *arg);       /* 0 or WB_EUSAGE */
@@ -28,6 +31,9 @@ struct wb_subcommand {
     /* The stall window main gives the watchdog for --stall-timeout stall_s; NULL: stall_s itself. */
     double (*stall_window_s)(const struct wb_options *o, double stall_s);
     int (*stdout_taken)(const struct wb_options *o); /* 1: stdout is the run's document; main's lines go to stderr */
+    /* Rank 0's bytes for the largest point of its default study (what `check` guards); NULL: none. */
+    double (*study_bytes)(const struct wb_options *o);
+    int (*baseline)(const struct wb_options *o);    /* 1: a single-machine baseline run, for the record */
     int measures_energy;                   /* 1: --power applies; main opens the power sources around run */
     int suite_min_ranks;                   /* `suite` skips it on fewer ranks ... */
     const char *suite_needs;               /* ... saying that it needs this */

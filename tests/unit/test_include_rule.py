@@ -21,9 +21,6 @@ BELOW: dict[str, set[str]] = {
     "bench/*": {"core", "fftw", "par", "io", "bench"},
     "cli": {"core", "fftw", "par", "io", "bench", "bench/*"},
 }
-# The one file above a bench/* folder that includes into it: struct wb_options holds each
-# subcommand's options struct, so it gathers their headers (bench/X/options_X.h only).
-GATHERS = {"bench/options.h": re.compile(r"bench/[a-z]+/options_[a-z]+\.h")}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -99,8 +96,7 @@ def violations(root: Path = SRC) -> list[str]:
             if inc not in files:
                 out.append(f'{rel}: #include "{inc}" is not a path under src/ (write it as folder/name.h)')
                 continue
-            gathers = GATHERS.get(rel)
-            if not allowed(folder_of(rel), folder_of(inc)) and not (gathers and gathers.fullmatch(inc)):
+            if not allowed(folder_of(rel), folder_of(inc)):
                 out.append(f'{rel}: #include "{inc}": {folder_of(rel) or "src"}/ may not include '
                            f'{folder_of(inc) or "src"}/')
     out += [f"circle: {' -> '.join(c)}" for c in circles(uses(files))]

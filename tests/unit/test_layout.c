@@ -13,9 +13,11 @@
 static struct wb_fft_opts stft(int64_t frame, int64_t hop)
 {
     struct wb_options o;
+    struct wb_fft_opts f;
     memset(&o, 0, sizeof o);
+    memset(&f, 0, sizeof f);
+    o.own[0] = (struct wb_options_own){"fft", &f};
     wb_fft_opts_defaults(&o);
-    struct wb_fft_opts f = o.fft;
     f.frame = frame;
     f.hop = hop;
     return f;

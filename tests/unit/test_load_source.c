@@ -11,9 +11,11 @@
 static struct wb_load_opts opts(int loop, double think_ms)
 {
     struct wb_options o;
+    struct wb_load_opts t;
     memset(&o, 0, sizeof o);
+    memset(&t, 0, sizeof t);
+    o.own[0] = (struct wb_options_own){"load", &t};
     wb_load_opts_defaults(&o);
-    struct wb_load_opts t = o.load;
     t.loop = loop;
     t.think_ms = think_ms;
     return t;

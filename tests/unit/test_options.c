@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "bench/fft/options_fft.h"
+#include "bench/load/options_load.h"
 #include "bench/options.h"
 #include "cli/cmdline.h"
 #include "cli/subcommand.h"
@@ -23,6 +25,9 @@ static int parse(struct wb_options *o, const char *line)
     return wb_options_parse(argc, argv, o);
 }
 
+/* fft's own block of o. */
+#define FFT(o) ((struct wb_fft_opts *)wb_options_own(&(o), "fft"))
+
 static void expect_usage(const char *line, const char *needle)
 {
     struct wb_options o;
@@ -39,10 +44,10 @@ int main(void)
     struct wb_options o;
     int rc = parse(&o, "wulfbench fft");
     WBTEST_CHECK(rc == 0 && !strcmp(o.cmd_name, "fft"), "plain fft parses");
-    WBTEST_CHECK(o.fft.sweep == WB_SWEEP_BOTH && o.fft.nseconds == 6 && o.fft.nfiles == 7,
+    WBTEST_CHECK(FFT(o)->sweep == WB_SWEEP_BOTH && FFT(o)->nseconds == 6 && FFT(o)->nfiles == 7,
                  "default sweeps: both, 6 durations, files 1:64 (7 counts)");
-    WBTEST_CHECK(o.fft.files[0] == 1 && o.fft.files[6] == 64, "1:64 is powers of two");
-    WBTEST_CHECK(o.fft.frame == 4096 && o.fft.hop == 2048, "frame 4096, hop frame/2");
+    WBTEST_CHECK(FFT(o)->files[0] == 1 && FFT(o)->files[6] == 64, "1:64 is powers of two");
+    WBTEST_CHECK(FFT(o)->frame == 4096 && FFT(o)->hop == 2048, "frame 4096, hop frame/2");
     WBTEST_CHECK(o.common.reps == 5 && o.common.warmup == 1 && o.common.seed == 1, "common defaults");
     wb_options_free(&o);
 
@@ -50,12 +55,12 @@ int main(void)
                    "--plan estimate --schedule dynamic --chunk 8 --root-computes no --result peaks -o x.h5 "
                    "--label lab --reps 7 -x 2 --seed 9 --force --quiet --mode whole");
     WBTEST_CHECK(rc == 0, "a full fft command line parses (%s)", wb_error_message());
-    WBTEST_CHECK(o.fft.nfiles == 4 && o.fft.files[0] == 3 && o.fft.files[1] == 8 && o.fft.files[3] == 32,
+    WBTEST_CHECK(FFT(o)->nfiles == 4 && FFT(o)->files[0] == 3 && FFT(o)->files[1] == 8 && FFT(o)->files[3] == 32,
                  "--files 3,8:32 is 3,8,16,32");
-    WBTEST_CHECK(o.fft.frame == 1024 && o.fft.hop == 256 && o.fft.precision == 1 && o.fft.plan == 0,
+    WBTEST_CHECK(FFT(o)->frame == 1024 && FFT(o)->hop == 256 && FFT(o)->precision == 1 && FFT(o)->plan == 0,
                  "sizes with suffixes and choices");
-    WBTEST_CHECK(o.fft.schedule == WB_SCHED_DYNAMIC && o.fft.chunk == 8 && !o.fft.root_computes &&
-                     o.fft.result == 1 && o.fft.mode == WB_MODE_WHOLE,
+    WBTEST_CHECK(FFT(o)->schedule == WB_SCHED_DYNAMIC && FFT(o)->chunk == 8 && !FFT(o)->root_computes &&
+                     FFT(o)->result == 1 && FFT(o)->mode == WB_MODE_WHOLE,
                  "schedule, chunk, root, result, mode");
     WBTEST_CHECK(!strcmp(o.common.out_path, "x.h5") && !strcmp(o.common.label, "lab") && o.common.reps == 7 &&
                      o.common.warmup == 2 && o.common.seed == 9 && o.common.force && o.common.quiet,
@@ -64,7 +69,16 @@ int main(void)
     wb_options_free(&o);
 
     rc = parse(&o, "wulfbench fft --input a.wav --input dir");
-    WBTEST_CHECK(rc == 0 && o.fft.ninputs == 2 && o.fft.sweep == WB_SWEEP_NONE, "--input twice; sweep none");
+    WBTEST_CHECK(rc == 0 && FFT(o)->ninputs == 2 && FFT(o)->sweep == WB_SWEEP_NONE, "--input twice; sweep none");
+    wb_options_free(&o);
+
+    /* check guards the memory of fft's default study, which it learns through the table. */
+    rc = parse(&o, "wulfbench check");
+    WBTEST_CHECK(rc == 0 && o.study_bytes == wb_fft_opts_study_bytes(&o) && o.study_bytes > 30e6,
+                 "check: the default study's bytes come from fft's hook (%.0f)", o.study_bytes);
+    wb_options_free(&o);
+    rc = parse(&o, "wulfbench check --precision double");
+    WBTEST_CHECK(rc == WB_EUSAGE, "check takes no fft option");
     wb_options_free(&o);
 
     WBTEST_CHECK(parse(&o, "wulfbench fft --help") == WB_EHELP, "--help");
@@ -81,7 +95,7 @@ int main(void)
                  "load's stall window covers its longest step and a minute, and only with --stall-timeout");
     wb_options_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench suite") == 0 && o.sub->stall_window_s &&
-                     o.sub->stall_window_s(&o, 5) == wb_load_opts_step_timeout_s(&o.load) + 60,
+                     o.sub->stall_window_s(&o, 5) == wb_load_opts_step_timeout_s(wb_load_opts_of(&o)) + 60,
                  "suite's stall window is its load part's");
     wb_options_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench fft") == 0 && !o.sub->stall_window_s && !o.sub->no_file &&

@@ -13,6 +13,7 @@
 #include "fftw/fft.h"
 #include "par/hostfacts.h"
 #include "bench/options.h"
+#include "bench/check/options_check.h"
 #include "core/optparse.h"
 #include "io/results.h"
 #include "core/timer.h"
@@ -39,25 +40,27 @@ const struct wb_optdef wb_check_optdefs[] = {
 const char wb_check_summary[] =
     "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
 
-void wb_check_defaults(struct wb_options *o) { memset(&o->check, 0, sizeof o->check); }
+struct wb_check_opts *wb_check_opts_of(const struct wb_options *o) { return wb_options_own(o, "check"); }
+
+void wb_check_defaults(struct wb_options *o) { memset(wb_check_opts_of(o), 0, sizeof(struct wb_check_opts)); }
 
 int wb_check_set(struct wb_options *o, int id, const char *arg)
 {
     switch (id) {
     case K_STRICT:
-        o->check.strict = 1;
+        wb_check_opts_of(o)->strict = 1;
         return 0;
     case K_MEMORY:
-        return wb_optparse_size("--memory", arg, 1, INT64_MAX / 4, &o->check.need_bytes);
+        return wb_optparse_size("--memory", arg, 1, INT64_MAX / 4, &wb_check_opts_of(o)->need_bytes);
     case K_WISDOM:
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
-        o->check.wisdom = arg;
+        wb_check_opts_of(o)->wisdom = arg;
         return 0;
     case K_RESULTS:
         if (!*arg)
             return wb_error_set(WB_EUSAGE, "--results: the folder name is empty");
-        o->check.results_dir = arg;
+        wb_check_opts_of(o)->results_dir = arg;
         return 0;
     }
     return 0;
@@ -390,7 +393,7 @@ int wb_check_run(const struct wb_options *o, struct wb_results *res)
     if (wb_comm_rank() != 0) {
         rc = run_peer(timeout_s, sbuf, rbuf);
     } else {
-        struct wb_check_view v = {.o = o, .k = &o->check, .nranks = n, .timeout_s = timeout_s};
+        struct wb_check_view v = {.o = o, .k = wb_check_opts_of(o), .nranks = n, .timeout_s = timeout_s};
         v.fact = calloc((size_t)n, sizeof *v.fact);
         v.answered = calloc((size_t)n, sizeof *v.answered);
         v.node = calloc((size_t)n, sizeof *v.node);
@@ -402,9 +405,9 @@ int wb_check_run(const struct wb_options *o, struct wb_results *res)
         for (int q = 0; rc == 0 && q < n; q++)
             v.clock_s[q] = NAN;
         rc = rc ? rc : run_root(o, &v, sbuf, rbuf);
-        if (rc == 0 && (v.nfail || (o->check.strict && v.nwarn)))
+        if (rc == 0 && (v.nfail || (wb_check_opts_of(o)->strict && v.nwarn)))
             rc = wb_error_set(WB_EINPUT, "check: %d failed, %d warning%s%s: the cluster is not ready (see above)",
-                              v.nfail, v.nwarn, v.nwarn == 1 ? "" : "s", o->check.strict ? " (--strict)" : "");
+                              v.nfail, v.nwarn, v.nwarn == 1 ? "" : "s", wb_check_opts_of(o)->strict ? " (--strict)" : "");
         free(v.fact);
         free(v.answered);
         free(v.node);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bench/options.h"
+#include "bench/check/options_check.h"
 
 /* Pi firmware flags: bits 0-3 now, 16-19 the same since boot. */
 static const char *const throttle_names[] = {"under-voltage", "frequency capped", "throttled", "soft temperature limit"};
@@ -72,9 +73,7 @@ static void print_rows(const struct wb_check_view *v, const int *rep, const int 
     printf("#node %-16s %5s %-20s %-12s %11s %6s %-9s %8s %8s %8s %9s %-8s %-9s %7s %6s\n", "host", "ranks", "model",
            "governor", "MHz_cur/max", "temp_C", "throttle", "free_GiB", "need_GiB", "swap_MiB", "clock_ms", "iface",
            "kind", "Mbit/s", "mtu");
-    double peak = (double)wb_fft_opts_point_bytes(&v->o->fft, 1, 60);
-    double peak_files = (double)wb_fft_opts_point_bytes(&v->o->fft, 64, v->o->fft.file_seconds);
-    peak = fmax(peak, peak_files);
+    double peak = v->o->study_bytes;
     for (int d = 0; d < v->nnodes; d++) {
         int q = rep[d];
         if (q < 0)
@@ -214,8 +213,7 @@ static void check_cpu(struct wb_check_view *v, const int *rep)
 
 static void check_memory(struct wb_check_view *v, const int *rep, const int *on)
 {
-    double peak = fmax((double)wb_fft_opts_point_bytes(&v->o->fft, 1, 60),
-                       (double)wb_fft_opts_point_bytes(&v->o->fft, 64, v->o->fft.file_seconds));
+    double peak = v->o->study_bytes;
     char low[1500] = "", swap[1500];
     size_t len = 0;
     for (int d = 0; d < v->nnodes; d++) {

@@ -23,4 +23,7 @@ void wb_check_defaults(struct wb_options *o);
 int wb_check_set(struct wb_options *o, int id, const char *arg);
 int wb_check_validate(struct wb_options *o);
 
+/* check's own block of o (bench/options.h). */
+struct wb_check_opts *wb_check_opts_of(const struct wb_options *o);
+
 #endif

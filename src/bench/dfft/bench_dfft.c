@@ -8,6 +8,7 @@
 #include "bench/dfft/bench_dfft_int.h"
 #include "bench/netstat.h"
 #include "bench/options.h"
+#include "bench/dfft/options_dfft.h"
 #include "bench/power.h"
 #include "core/error.h"
 #include "core/report.h"
@@ -413,7 +414,7 @@ static void read_faults(struct dctx *c)
 
 int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res)
 {
-    struct dctx c = {.o = o, .d = &o->dfft, .res = res, .rank = wb_comm_rank(), .nranks = wb_comm_size(),
+    struct dctx c = {.o = o, .d = wb_dfft_opts_of(o), .res = res, .rank = wb_comm_rank(), .nranks = wb_comm_size(),
                      .comm = wb_comm_world()};
     int64_t n[3];
     c.npts = wb_dfft_opts_point(c.d, 0, n);

@@ -38,7 +38,7 @@ const char *const wb_dfft_direction_names[] = {"forward", "backward", "both", NU
 
 void wb_dfft_opts_defaults(struct wb_options *o)
 {
-    struct wb_dfft_opts *t = &o->dfft;
+    struct wb_dfft_opts *t = wb_dfft_opts_of(o);
     memset(t, 0, sizeof *t);
     t->kind = -1;
     t->precision = WB_FFT_DOUBLE;
@@ -85,7 +85,7 @@ static int parse_shape(struct wb_dfft_opts *t, const char *arg)
 
 int wb_dfft_opts_set(struct wb_options *o, int id, const char *arg)
 {
-    struct wb_dfft_opts *t = &o->dfft;
+    struct wb_dfft_opts *t = wb_dfft_opts_of(o);
     static const char *const kinds[] = {"c2c", "r2c", NULL};
     static const char *const precisions[] = {"single", "double", NULL};
     static const char *const plans[] = {"estimate", "measure", "patient", NULL};
@@ -126,7 +126,7 @@ int wb_dfft_opts_set(struct wb_options *o, int id, const char *arg)
 
 int wb_dfft_opts_validate(struct wb_options *o)
 {
-    struct wb_dfft_opts *t = &o->dfft;
+    struct wb_dfft_opts *t = wb_dfft_opts_of(o);
     if (t->shape[0] && t->sizes)
         return wb_error_set(WB_EUSAGE, "give --n or --shape, not both");
     if (!t->dims)
@@ -162,7 +162,7 @@ int wb_dfft_opts_point(const struct wb_dfft_opts *t, int i, int64_t *n)
 
 void wb_dfft_opts_compact(struct wb_options *o)
 {
-    struct wb_dfft_opts *t = &o->dfft;
+    struct wb_dfft_opts *t = wb_dfft_opts_of(o);
     free(t->sizes);
     t->sizes = NULL;
     memset(t->shape, 0, sizeof t->shape);
@@ -174,8 +174,10 @@ void wb_dfft_opts_compact(struct wb_options *o)
 
 void wb_dfft_opts_free(struct wb_options *o)
 {
-    struct wb_dfft_opts *t = &o->dfft;
+    struct wb_dfft_opts *t = wb_dfft_opts_of(o);
     free(t->sizes);
     t->sizes = NULL;
     t->nsizes = 0;
 }
+
+struct wb_dfft_opts *wb_dfft_opts_of(const struct wb_options *o) { return wb_options_own(o, "dfft"); }

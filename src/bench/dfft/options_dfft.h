@@ -6,8 +6,8 @@
 
 #include "core/optdef.h"
 
-/* The subcommand table calls these five with the whole options (bench/options.h); each works on
- * its own part, o->dfft. */
+/* The subcommand table calls these hooks with the whole options (bench/options.h); each works on
+ * this subcommand's own block, wb_dfft_opts_of(o). */
 struct wb_options;
 
 /* --direction: the forward transform always runs and is timed (it makes the backward's input);
@@ -45,5 +45,8 @@ void wb_dfft_opts_compact(struct wb_options *o);
 int wb_dfft_opts_point(const struct wb_dfft_opts *t, int i, int64_t *n);
 /* Free lists. */
 void wb_dfft_opts_free(struct wb_options *o);
+
+/* This subcommand's own block of o (the struct above). */
+struct wb_dfft_opts *wb_dfft_opts_of(const struct wb_options *o);
 
 #endif

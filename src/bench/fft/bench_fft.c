@@ -11,6 +11,7 @@
 #include "bench/health.h"
 #include "bench/netstat.h"
 #include "bench/options.h"
+#include "bench/fft/options_fft.h"
 #include "bench/power.h"
 #include "core/error.h"
 #include "core/report.h"
@@ -357,26 +358,26 @@ static int setup(struct wb_fftb_ctx *c, const struct wb_options *o)
     if (!wb_fftb_schedule(c))
         return wb_error_set(WB_EUSAGE, "--schedule %s is not in the schedule table", wb_schedule_names[c->f->schedule]);
     /* -1 (suite): a paired baseline wherever there is a cluster to pair with. */
-    c->paired = o->fft.paired_baseline < 0 ? c->nranks > 1 : o->fft.paired_baseline;
+    c->paired = wb_fft_opts_of(o)->paired_baseline < 0 ? c->nranks > 1 : wb_fft_opts_of(o)->paired_baseline;
     if (c->paired && c->nranks < 2)
         return wb_error_set(WB_EUSAGE, "--paired-baseline compares the cluster with rank 0 alone, but this run has "
                                        "1 rank; start 2 or more, or use --baseline for a one-process run");
-    if (!c->baseline && c->nranks > 1 && o->fft.local_shm && o->fft.schedule != WB_SCHED_DYNAMIC) {
+    if (!c->baseline && c->nranks > 1 && wb_fft_opts_of(o)->local_shm && wb_fft_opts_of(o)->schedule != WB_SCHED_DYNAMIC) {
         c->done_flags = calloc((size_t)c->nranks, sizeof *c->done_flags);
         rc = wb_comm_agree(c->done_flags ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
         if (rc == 0)
             rc = wb_comm_shm_group_init(&c->shm);
         c->use_shm = rc == 0 && c->shm.any;
     }
-    if (rc == 0 && o->fft.ninputs > 0 && c->rank == 0)
+    if (rc == 0 && wb_fft_opts_of(o)->ninputs > 0 && c->rank == 0)
         rc = wb_fftb_load_inputs(c);
     rc = wb_comm_agree(rc);
     if (rc == 0)
         rc = wb_comm_bcast(&c->nfiles_in, sizeof c->nfiles_in, 0);
     if (rc == 0)
         rc = wb_comm_bcast(&c->input, sizeof c->input, 0);
-    c->sb = wb_fft_input_bytes(c->input, o->fft.precision);
-    if (rc == 0 && o->fft.wisdom)
+    c->sb = wb_fft_input_bytes(c->input, wb_fft_opts_of(o)->precision);
+    if (rc == 0 && wb_fft_opts_of(o)->wisdom)
         rc = wb_fft_wisdom_share(c->f->wisdom);
     return rc;
 }
@@ -393,10 +394,10 @@ static void teardown(struct wb_fftb_ctx *c)
 
 int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
 {
-    struct wb_fftb_ctx c = {.o = o, .f = &o->fft, .res = res, .rank = wb_comm_rank(), .nranks = wb_comm_size()};
-    c.baseline = o->fft.baseline;
-    c.input = o->fft.wire_native ? WB_FFT_IN_NATIVE : WB_FFT_IN_S16;
-    c.first_compute = o->fft.root_computes || c.nranks == 1 ? 0 : 1;
+    struct wb_fftb_ctx c = {.o = o, .f = wb_fft_opts_of(o), .res = res, .rank = wb_comm_rank(), .nranks = wb_comm_size()};
+    c.baseline = wb_fft_opts_of(o)->baseline;
+    c.input = wb_fft_opts_of(o)->wire_native ? WB_FFT_IN_NATIVE : WB_FFT_IN_S16;
+    c.first_compute = wb_fft_opts_of(o)->root_computes || c.nranks == 1 ? 0 : 1;
     c.t_start_s = wb_timer_now_s();
     c.shm.node = MPI_COMM_NULL;
     int rc = setup(&c, o);
@@ -407,7 +408,7 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
     if (rc == 0)
         wb_fftb_print_header(&c);
     int failed = 0;
-    int reps_guess = o->common.reps_auto ? o->fft.min_reps : o->common.reps;
+    int reps_guess = o->common.reps_auto ? wb_fft_opts_of(o)->min_reps : o->common.reps;
     double progress = 0, total = (double)npts * (o->common.warmup + reps_guess);
     for (int i = 0; rc == 0 && i < npts; i++) {
         rc = run_point(&c, i, &pts[i], &progress, total);
@@ -418,7 +419,7 @@ int wb_bench_fft_run(const struct wb_options *o, struct wb_results *res)
         }
     }
     wb_report_progress_end();
-    if (rc == 0 && o->fft.wisdom && c.rank == 0 && wb_fft_wisdom_save_file(o->fft.wisdom))
+    if (rc == 0 && wb_fft_opts_of(o)->wisdom && c.rank == 0 && wb_fft_wisdom_save_file(wb_fft_opts_of(o)->wisdom))
         wb_report_warn("%s", wb_error_message());
     teardown(&c);
     free(pts);

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "bench/options.h"
+#include "bench/fft/options_fft.h"
 #include "core/report.h"
 #include "io/results.h"
 

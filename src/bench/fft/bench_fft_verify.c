@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "fftw/fft.h"
 #include "bench/options.h"
+#include "bench/fft/options_fft.h"
 #include "io/results.h"
 #include "core/stats.h"
 

@@ -5,6 +5,7 @@
 
 #include "bench/fft/bench_fft_int.h"
 #include "bench/options.h"
+#include "bench/fft/options_fft.h"
 #include "core/error.h"
 #include "core/report.h"
 #include "core/stats.h"

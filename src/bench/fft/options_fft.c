@@ -72,7 +72,7 @@ const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
 
 void wb_fft_opts_defaults(struct wb_options *o)
 {
-    struct wb_fft_opts *t = &o->fft;
+    struct wb_fft_opts *t = wb_fft_opts_of(o);
     memset(t, 0, sizeof *t);
     t->sweep = WB_SWEEP_BOTH;
     t->file_seconds = 5;
@@ -95,7 +95,7 @@ void wb_fft_opts_defaults(struct wb_options *o)
  * anything else in it. */
 int wb_fft_opts_set(struct wb_options *o, int id, const char *arg)
 {
-    struct wb_fft_opts *t = &o->fft;
+    struct wb_fft_opts *t = wb_fft_opts_of(o);
     static const char *const yesno[] = {"no", "yes", NULL};
     int64_t v;
     double d;
@@ -257,7 +257,7 @@ int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t)
 
 int wb_fft_opts_validate(struct wb_options *o)
 {
-    struct wb_fft_opts *t = &o->fft;
+    struct wb_fft_opts *t = wb_fft_opts_of(o);
     int rc = set_default_lists(t);
     if (rc)
         return rc;
@@ -305,7 +305,7 @@ int wb_fft_opts_validate(struct wb_options *o)
 
 void wb_fft_opts_compact(struct wb_options *o)
 {
-    struct wb_fft_opts *t = &o->fft;
+    struct wb_fft_opts *t = wb_fft_opts_of(o);
     static const double seconds[] = {1, 5, 30};
     free(t->seconds);
     free(t->files);
@@ -323,7 +323,7 @@ void wb_fft_opts_compact(struct wb_options *o)
 
 void wb_fft_opts_free(struct wb_options *o)
 {
-    struct wb_fft_opts *t = &o->fft;
+    struct wb_fft_opts *t = wb_fft_opts_of(o);
     free(t->inputs);
     free(t->seconds);
     free(t->files);
@@ -331,3 +331,13 @@ void wb_fft_opts_free(struct wb_options *o)
     t->seconds = NULL;
     t->files = NULL;
 }
+
+struct wb_fft_opts *wb_fft_opts_of(const struct wb_options *o) { return wb_options_own(o, "fft"); }
+
+double wb_fft_opts_study_bytes(const struct wb_options *o)
+{
+    const struct wb_fft_opts *t = wb_fft_opts_of(o);
+    return fmax((double)wb_fft_opts_point_bytes(t, 1, 60), (double)wb_fft_opts_point_bytes(t, 64, t->file_seconds));
+}
+
+int wb_fft_opts_baseline(const struct wb_options *o) { return wb_fft_opts_of(o)->baseline; }

@@ -6,8 +6,8 @@
 
 #include "core/optdef.h"
 
-/* The subcommand table calls these five with the whole options (bench/options.h); each works on
- * its own part, o->fft. */
+/* The subcommand table calls these hooks with the whole options (bench/options.h); each works on
+ * this subcommand's own block, wb_fft_opts_of(o). */
 struct wb_options;
 
 enum wb_sweep { WB_SWEEP_BOTH, WB_SWEEP_SIZES, WB_SWEEP_FILES, WB_SWEEP_NONE };
@@ -74,5 +74,13 @@ int64_t wb_fft_opts_point_bytes(const struct wb_fft_opts *t, int nfiles, double 
 int64_t wb_fft_opts_peak_bytes(const struct wb_fft_opts *t);
 /* Free lists. */
 void wb_fft_opts_free(struct wb_options *o);
+
+/* Rank 0's bytes for the largest point of the default study (60 s files, 64 files of
+ * --file-seconds), for `check` through the table. */
+double wb_fft_opts_study_bytes(const struct wb_options *o);
+/* --baseline, for the run's record. */
+int wb_fft_opts_baseline(const struct wb_options *o);
+/* This subcommand's own block of o (the struct above). */
+struct wb_fft_opts *wb_fft_opts_of(const struct wb_options *o);
 
 #endif

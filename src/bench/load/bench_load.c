@@ -18,6 +18,7 @@
 #include "bench/load/bench_load_int.h"
 #include "bench/netstat.h"
 #include "bench/options.h"
+#include "bench/load/options_load.h"
 #include "bench/power.h"
 #include "core/audio.h"
 #include "core/error.h"
@@ -410,7 +411,7 @@ static void free_recs(struct wb_load_step *s)
 /* Collective: roles, the private communicator, buffers and the header. */
 static int load_begin(struct wb_load_ctx *c, const struct wb_options *o)
 {
-    const struct wb_load_opts *t = &o->load;
+    const struct wb_load_opts *t = wb_load_opts_of(o);
     memset(c, 0, sizeof *c);
     c->comm = MPI_COMM_NULL;
     c->t = t;
@@ -448,7 +449,7 @@ static int load_begin(struct wb_load_ctx *c, const struct wb_options *o)
 static void order_next(const struct wb_options *o, struct plan *p, struct step_order *order, int index,
                        double run_t0, double step_timeout)
 {
-    const struct wb_load_opts *t = &o->load;
+    const struct wb_load_opts *t = wb_load_opts_of(o);
     order->timeout_s = step_timeout;
     if (index >= WB_LOAD_MAX_STEPS && order->go) {
         order->go = 0;
@@ -501,7 +502,7 @@ static int check_step(const struct wb_load_stats *st, int vrc)
 static int load_end(struct wb_results *res, const struct wb_options *o, const struct wb_load_ctx *c,
                     const struct wb_load_stats *stats, int nsteps, const struct plan *p, int vrc)
 {
-    const struct wb_load_opts *t = &o->load;
+    const struct wb_load_opts *t = wb_load_opts_of(o);
     int sat = -1, ff = -1;
     char stop_reason[32];
     if (c->rank == 0) {
@@ -540,7 +541,7 @@ static int keep_stopped_step(struct wb_load_ctx *c, struct wb_results *res, stru
 
 int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
 {
-    const struct wb_load_opts *t = &o->load;
+    const struct wb_load_opts *t = wb_load_opts_of(o);
     struct wb_load_ctx c;
     int rc = load_begin(&c, o);
     if (rc)

@@ -58,7 +58,7 @@ static const double default_clients[] = {1, 2, 4};
 
 void wb_load_opts_defaults(struct wb_options *o)
 {
-    struct wb_load_opts *t = &o->load;
+    struct wb_load_opts *t = wb_load_opts_of(o);
     memset(t, 0, sizeof *t);
     t->loop = WB_LOAD_CLOSED;
     t->client_ranks = WB_LOAD_CLIENT_RANKS_AUTO;
@@ -77,7 +77,7 @@ void wb_load_opts_defaults(struct wb_options *o)
 
 void wb_load_opts_compact(struct wb_options *o)
 {
-    struct wb_load_opts *t = &o->load;
+    struct wb_load_opts *t = wb_load_opts_of(o);
     wb_load_opts_defaults(o);
     t->ramp = 1;
     t->duration_s = 2.0;
@@ -98,7 +98,7 @@ const char *const wb_load_dispatch_names[] = {"dynamic", "round-robin", NULL};
 /* A flat switch with one case per option: longer than 80 lines, and clearer so than split. */
 int wb_load_opts_set(struct wb_options *o, int id, const char *arg)
 {
-    struct wb_load_opts *t = &o->load;
+    struct wb_load_opts *t = wb_load_opts_of(o);
     int64_t v, *iv = NULL;
     double d, *dv = NULL;
     int k, n, rc = 0;
@@ -229,7 +229,7 @@ int wb_load_opts_loads(const struct wb_load_opts *t, const double **loads)
 
 double wb_load_opts_stall_window_s(const struct wb_options *o, double stall_s)
 {
-    return stall_s > 0 ? fmax(stall_s, wb_load_opts_step_timeout_s(&o->load) + 60) : stall_s;
+    return stall_s > 0 ? fmax(stall_s, wb_load_opts_step_timeout_s(wb_load_opts_of(o)) + 60) : stall_s;
 }
 
 double wb_load_opts_step_timeout_s(const struct wb_load_opts *t)
@@ -250,7 +250,7 @@ double wb_load_opts_max_load(const struct wb_load_opts *t)
 
 int wb_load_opts_validate(struct wb_options *o)
 {
-    struct wb_load_opts *t = &o->load;
+    struct wb_load_opts *t = wb_load_opts_of(o);
     if (t->clients_given && t->rates_given)
         return wb_error_set(WB_EUSAGE, "--clients (closed loop) and --rates (open loop) exclude each other; give one");
     if (t->loop == WB_LOAD_OPEN && t->think_ms > 0)
@@ -274,3 +274,5 @@ int wb_load_opts_validate(struct wb_options *o)
 }
 
 void wb_load_opts_free(struct wb_options *o) { (void)o; }
+
+struct wb_load_opts *wb_load_opts_of(const struct wb_options *o) { return wb_options_own(o, "load"); }

@@ -6,8 +6,8 @@
 
 #include "core/optdef.h"
 
-/* The subcommand table calls these five with the whole options (bench/options.h); each works on
- * its own part, o->load. */
+/* The subcommand table calls these hooks with the whole options (bench/options.h); each works on
+ * this subcommand's own block, wb_load_opts_of(o). */
 struct wb_options;
 
 enum wb_load_loop { WB_LOAD_CLOSED = 0, WB_LOAD_OPEN = 1 };
@@ -80,5 +80,8 @@ double wb_load_opts_stall_window_s(const struct wb_options *o, double stall_s);
 
 /* The ramp's ceiling that applies (--max-load, or 256 clients / 4096 requests/s). */
 double wb_load_opts_max_load(const struct wb_load_opts *t);
+
+/* This subcommand's own block of o (the struct above). */
+struct wb_load_opts *wb_load_opts_of(const struct wb_options *o);
 
 #endif

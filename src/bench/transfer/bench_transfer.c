@@ -551,7 +551,7 @@ static int run_all(struct wb_transfer_run *r)
 
 int wb_bench_transfer_run(const struct wb_options *o, struct wb_results *res)
 {
-    struct wb_transfer_run r = {.o = o, .t = &o->transfer, .res = res, .rank = wb_comm_rank(),
+    struct wb_transfer_run r = {.o = o, .t = wb_transfer_opts_of(o), .res = res, .rank = wb_comm_rank(),
                                 .nranks = wb_comm_size()};
     r.t_start_s = wb_timer_now_s();
     if (r.t->list) {

@@ -7,6 +7,7 @@
 
 #include "bench/netstat.h"
 #include "bench/options.h"
+#include "bench/transfer/options_transfer.h"
 #include "bench/transfer/bench_transfer_kernels.h"
 #include "io/results.h"
 

@@ -112,7 +112,7 @@ static void set_sizes(struct wb_transfer_opts *t, int64_t lo, int64_t hi)
 
 void wb_transfer_opts_defaults(struct wb_options *o)
 {
-    struct wb_transfer_opts *t = &o->transfer;
+    struct wb_transfer_opts *t = wb_transfer_opts_of(o);
     memset(t, 0, sizeof *t);
     t->tests = ALL_TESTS;
     set_sizes(t, 1, INT64_C(4) << 20);
@@ -134,7 +134,7 @@ void wb_transfer_opts_defaults(struct wb_options *o)
 
 void wb_transfer_opts_compact(struct wb_options *o)
 {
-    struct wb_transfer_opts *t = &o->transfer;
+    struct wb_transfer_opts *t = wb_transfer_opts_of(o);
     /* bibw too: the report sets the dfft transposes of the same file against it. */
     t->tests = (1u << WB_TRANSFER_PINGPONG) | (1u << WB_TRANSFER_BW) | (1u << WB_TRANSFER_BIBW) | (1u << WB_TRANSFER_ALLREDUCE);
     set_sizes(t, 1, INT64_C(1) << 20);
@@ -142,9 +142,9 @@ void wb_transfer_opts_compact(struct wb_options *o)
     t->time_per_size_s = 0.05;
 }
 
-int wb_transfer_opts_no_file(const struct wb_options *o) { return o->transfer.list || o->transfer.dry_run; }
+int wb_transfer_opts_no_file(const struct wb_options *o) { return wb_transfer_opts_of(o)->list || wb_transfer_opts_of(o)->dry_run; }
 
-int wb_transfer_opts_stdout_taken(const struct wb_options *o) { return o->transfer.format != WB_TRANSFER_FMT_TABLE; }
+int wb_transfer_opts_stdout_taken(const struct wb_options *o) { return wb_transfer_opts_of(o)->format != WB_TRANSFER_FMT_TABLE; }
 
 /* The list of every test name, for messages. */
 static void all_names(char *out, size_t cap)
@@ -348,7 +348,7 @@ static int set_flag(struct wb_transfer_opts *t, int id, const char *arg, int *rc
 /* A flat switch over the options: one case each. */
 int wb_transfer_opts_set(struct wb_options *o, int id, const char *arg)
 {
-    struct wb_transfer_opts *t = &o->transfer;
+    struct wb_transfer_opts *t = wb_transfer_opts_of(o);
     int64_t v = 0;
     double d;
     int rc = 0;
@@ -421,7 +421,7 @@ int wb_transfer_opts_set(struct wb_options *o, int id, const char *arg)
 
 int wb_transfer_opts_validate(struct wb_options *o)
 {
-    struct wb_transfer_opts *t = &o->transfer;
+    struct wb_transfer_opts *t = wb_transfer_opts_of(o);
     /* --reps means repetitions everywhere; for transfer it fixes the count as -i does (not in suite,
      * whose transfer part sizes its repetitions by time). */
     if (o->common.reps_given && !o->common.reps_auto && t->iters == 0 && !strcmp(o->cmd_name, "transfer"))
@@ -447,8 +447,10 @@ int wb_transfer_opts_validate(struct wb_options *o)
 
 void wb_transfer_opts_free(struct wb_options *o)
 {
-    struct wb_transfer_opts *t = &o->transfer;
+    struct wb_transfer_opts *t = wb_transfer_opts_of(o);
     free(t->pairs);
     t->pairs = NULL;
     t->npairs = 0;
 }
+
+struct wb_transfer_opts *wb_transfer_opts_of(const struct wb_options *o) { return wb_options_own(o, "transfer"); }

@@ -6,8 +6,8 @@
 
 #include "core/optdef.h"
 
-/* The subcommand table calls these five with the whole options (bench/options.h); each works on
- * its own part, o->transfer. */
+/* The subcommand table calls these hooks with the whole options (bench/options.h); each works on
+ * this subcommand's own block, wb_transfer_opts_of(o). */
 struct wb_options;
 
 /* The tests, in the order they run; bit (1u << test) in wb_transfer_opts.tests. */
@@ -106,5 +106,8 @@ int wb_transfer_opts_stdout_taken(const struct wb_options *o);
 /* The compact set `wulfbench suite` runs: pingpong, bw, allreduce at 1 B..1 MiB, iters auto
  * with 0.05 s per size; other fields keep their values (call after defaults). */
 void wb_transfer_opts_compact(struct wb_options *o);
+
+/* This subcommand's own block of o (the struct above). */
+struct wb_transfer_opts *wb_transfer_opts_of(const struct wb_options *o);
 
 #endif
