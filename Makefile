@@ -181,13 +181,18 @@ run: deps        ## the main job: a baseline, `wulfbench suite` (paired baseline
 	@echo "report: report/index.html"
 
 test: deps-test  ## unit, MPI integration and analysis tests; last line "N passed, N failed"
-	@$(MAKE) --no-print-directory all $(B)/wulfbench-faults $(UNITS)
+	@$(MAKE) --no-print-directory all $(B)/wulfbench-faults $(B)/tests/fake_vcio.so $(UNITS)
 	@bash tests/run.sh unit mpi analysis
 
 test-unit: $(UNITS)
 	@bash tests/run.sh unit
 
-test-mpi: all $(B)/wulfbench-faults
+# The tests' stand-in for the Pi firmware's mailbox (tests/mpi/fake_vcio.c), preloaded into the fault build.
+$(B)/tests/fake_vcio.so: tests/mpi/fake_vcio.c
+	@mkdir -p $(dir $@)
+	gcc -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
+
+test-mpi: all $(B)/wulfbench-faults $(B)/tests/fake_vcio.so
 	@$(if $(FFTW_MPI_DEF),echo "test-mpi: $(B)/wulfbench has no FFTW-MPI and its dfft tests are skipped; bash jobs/build-fftw-mpi.sh builds it for MPICH" >&2)
 	@bash tests/run.sh mpi
 
@@ -215,6 +220,7 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, a
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
+	bash tests/bench/power_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
 

@@ -24,7 +24,7 @@ LOAD_STATUS = {0: "done", 1: "rejected", 2: "unfinished"}
 
 
 # per repetition or step, not per request: read by analysis.energy (docs/energy.md)
-ENERGY_DATASETS = ("energy_j", "power_short", "t_start_utc", "t_end_utc")
+ENERGY_DATASETS = ("energy_j", "power_short", "t_start_utc", "t_end_utc", "sampler_cpu_share")
 
 
 def number_or(value: Any, default: float) -> float:

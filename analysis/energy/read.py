@@ -47,6 +47,7 @@ class Series:
     power_short: np.ndarray | None = None  # [reps, nranks]
     t_start_utc: np.ndarray | None = None  # [reps]
     t_end_utc: np.ndarray | None = None
+    sampler_cpu_share: np.ndarray | None = None  # [nranks]: of one core, the power sampler's own cost
 
 
 @dataclass

@@ -1,15 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench/power.h"
+#include "bench/pmic.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,8 +18,6 @@
 #include "core/report.h"
 #include "io/results.h"
 #include "core/sysinfo.h"
-
-extern char **environ;
 
 #define MAX_FILES 32
 #define PATH_LEN 4200
@@ -51,10 +49,12 @@ struct rec {
 struct series {
     struct rec *r;
     int n, cap, cur;   /* kept, allocated, 1 while an unkept repetition sits at r[n] */
+    int started;       /* 1 from the series' first repetition on ... */
+    double cpu0, wall0; /* ... the sampler's CPU time (s) and the monotonic time then */
 };
 
 struct power {
-    int open, mode, leader, kind, nfiles, has_thread, stop;
+    int open, mode, leader, kind, nfiles, has_thread, stop, pi5_way;
     double idle_s, idle_w, idle_win_s, period_s, period_err_s;
     char files[MAX_FILES][PATH_LEN];
     double max_uj[MAX_FILES], last_uj[MAX_FILES];
@@ -185,83 +185,6 @@ static int hwmon_find(const char *prefix)
     return pw.nfiles;
 }
 
-/* `vcgencmd pmic_read_adc` into out[cap] (NUL terminated); 0 or -1. posix_spawn, not popen: it does not
- * copy the page tables of a process that holds large buffers. */
-static int pmic_text(char *out, size_t cap)
-{
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    posix_spawn_file_actions_addclose(&fa, fd[1]);
-    char *argv[] = {"vcgencmd", "pmic_read_adc", NULL};
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "vcgencmd", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    size_t len = 0;
-    ssize_t got;
-    while (rc == 0 && len + 1 < cap && ((got = read(fd[0], out + len, cap - 1 - len)) > 0 || (got < 0 && errno == EINTR)))
-        len += got > 0 ? (size_t)got : 0;
-    out[len] = '\0';
-    close(fd[0]);
-    int st = 0;
-    if (rc == 0)
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-    return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-/* The board's power in W: the sum over rails of "<RAIL>_V volt(N)=X V" times "<RAIL>_A current(N)=X A";
- * rails with only one of the two (EXT5V_V, BATT_V) count nothing. NAN when no rail pairs up. */
-static double pi5_read_w(void)
-{
-    char text[8192];
-    if (pmic_text(text, sizeof text) != 0)
-        return NAN;
-    enum { MAX_RAILS = 64 };
-    char rail[MAX_RAILS][32];
-    double amps[MAX_RAILS], volts[MAX_RAILS];
-    int n = 0;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[32], what[16];
-        int idx;
-        double v;
-        if (sscanf(line, " %31s %15[a-z](%d)=%lf", name, what, &idx, &v) != 4)
-            continue;
-        size_t len = strlen(name);
-        int is_a = !strcmp(what, "current"), is_v = !strcmp(what, "volt");
-        if (len < 3 || name[len - 2] != '_' || !(is_a || is_v))
-            continue;
-        name[len - 2] = '\0';
-        int k = 0;
-        while (k < n && strcmp(rail[k], name) != 0)
-            k++;
-        if (k == n) {
-            if (n == MAX_RAILS)
-                continue;
-            snprintf(rail[n], sizeof rail[n], "%s", name);
-            amps[n] = volts[n] = NAN;
-            n++;
-        }
-        if (is_a)
-            amps[k] = v;
-        else
-            volts[k] = v;
-    }
-    double w = 0;
-    int pairs = 0;
-    for (int k = 0; k < n; k++)
-        if (!isnan(amps[k]) && !isnan(volts[k])) {
-            w += amps[k] * volts[k];
-            pairs++;
-        }
-    return pairs ? w : NAN;
-}
-
 /* The sum of the hwmon power*_input files in W, NAN if one is unreadable. */
 static double hwmon_read_w(void)
 {
@@ -315,7 +238,7 @@ static void add_sample(double t, double w)
     pw.nsamples++;
 }
 
-static double sample_w(void) { return pw.kind == K_PI5 ? pi5_read_w() : hwmon_read_w(); }
+static double sample_w(void) { return pw.kind == K_PI5 ? wb_pmic_read_w() : hwmon_read_w(); }
 
 /* One sampler step: read (outside the lock, a vcgencmd call takes a while), then fold. */
 static void take_sample(void)
@@ -417,7 +340,7 @@ static int detect(int mode)
                 return 0;
         }
     }
-    if ((any || mode == WB_POWER_PI5) && wb_sysinfo_on_path("vcgencmd") && !isnan(pi5_read_w())) {
+    if ((any || mode == WB_POWER_PI5) && (pw.pi5_way = (int)wb_pmic_open()) != WB_PMIC_NONE) {
         pw.kind = K_PI5;
         return 0;
     }
@@ -435,8 +358,9 @@ static int detect(int mode)
                                        "--power auto to measure what each node has", host, where);
     }
     if (mode == WB_POWER_PI5)
-        return wb_error_set(WB_EUSAGE, "--power pi5: `vcgencmd pmic_read_adc` gives no PMIC rails on %s (a "
-                                       "Raspberry Pi 5 with vcgencmd on PATH has them); use --power auto", host);
+        return wb_error_set(WB_EUSAGE, "--power pi5: neither the firmware mailbox (/dev/vcio) nor `vcgencmd "
+                                       "pmic_read_adc` gives PMIC rails on %s (a Raspberry Pi 5 has them; the user "
+                                       "needs the video group); use --power auto", host);
     return 0;
 }
 
@@ -542,16 +466,23 @@ static void caveats(const char *names, int n, char *out, size_t cap)
 static int write_power(struct wb_results *res)
 {
     int nranks = wb_comm_size(), rank = wb_comm_rank();
-    char me[NAME_LEN] = {0};
+    char me[NAME_LEN] = {0}, how[NAME_LEN] = {0};
     snprintf(me, sizeof me, "%s", !pw.leader ? "shared" : pw.mode == WB_POWER_NONE ? "none" : kind_names[pw.kind]);
+    /* How the leader reads its source: "sysfs" (rapl, hwmon), "mailbox" or "vcgencmd" (pi5). */
+    snprintf(how, sizeof how, "%s", pw.kind == K_PI5 ? wb_pmic_way_names[pw.pi5_way] : pw.kind != K_NONE ? "sysfs" : "");
     double mine[4] = {pw.idle_w, pw.idle_win_s, pw.period_s, pw.period_err_s};
     char *names = rank == 0 ? calloc((size_t)nranks, NAME_LEN) : NULL;
+    char *hows = rank == 0 ? calloc((size_t)nranks, NAME_LEN) : NULL;
     double *all = rank == 0 ? calloc((size_t)nranks * 4, sizeof *all) : NULL;
     double *col = rank == 0 ? calloc((size_t)nranks, sizeof *col) : NULL;
-    int rc = wb_comm_agree(rank == 0 && (!names || !all || !col) ? wb_error_set(WB_ENOMEM, "out of memory") : 0);
+    int rc = wb_comm_agree(rank == 0 && (!names || !hows || !all || !col) ? wb_error_set(WB_ENOMEM, "out of memory")
+                                                                            : 0);
     if (rc == 0)
         rc = wb_comm_check(MPI_Gather(me, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, 0, wb_comm_world()),
                            "MPI_Gather of power sources");
+    if (rc == 0)
+        rc = wb_comm_check(MPI_Gather(how, NAME_LEN, MPI_CHAR, hows, NAME_LEN, MPI_CHAR, 0, wb_comm_world()),
+                           "MPI_Gather of power readers");
     if (rc == 0)
         rc = wb_comm_gather_f64_n(mine, 4, all);
     rc = wb_comm_agree(rc);
@@ -564,6 +495,7 @@ static int write_power(struct wb_results *res)
         uint64_t dims[1] = {(uint64_t)nranks};
         rc = wb_results_group(res, "/power");
         rc = rc ? rc : wb_results_write_strings(res, "/power/source", (size_t)nranks, NAME_LEN, names, "1");
+        rc = rc ? rc : wb_results_write_strings(res, "/power/reader", (size_t)nranks, NAME_LEN, hows, "1");
         for (int k = 0; k < 4 && rc == 0; k++) {
             for (int r = 0; rank == 0 && r < nranks; r++)
                 col[r] = all[r * 4 + k];
@@ -573,6 +505,7 @@ static int write_power(struct wb_results *res)
         rc = rc ? rc : wb_results_attr_str(res, "/power", "caveat", cav);
     }
     free(names);
+    free(hows);
     free(all);
     free(col);
     return rc;
@@ -619,6 +552,8 @@ void wb_power_close(void)
         pthread_mutex_destroy(&pw.lock);
         pthread_cond_destroy(&pw.wake);
     }
+    if (pw.kind == K_PI5)
+        wb_pmic_close();
     free(pw.s[0].r);
     free(pw.s[1].r);
     memset(&pw, 0, sizeof pw);
@@ -638,6 +573,23 @@ static struct rec *current(int which)
     return &s->r[s->n];
 }
 
+/* CPU seconds the sampler has taken so far: its thread's, and the programs it started (vcgencmd; the
+ * process starts no other). NAN without a thread. */
+static double sampler_cpu_s(void)
+{
+    clockid_t cid;
+    struct timespec ts;
+    if (pw.kind == K_NONE || pw.has_thread <= 0 || pthread_getcpuclockid(pw.thread, &cid) != 0 ||
+        clock_gettime(cid, &ts) != 0)
+        return NAN;
+    struct rusage ru;
+    double kids = getrusage(RUSAGE_CHILDREN, &ru) == 0
+                      ? (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                            1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)
+                      : 0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + kids;
+}
+
 void wb_power_rep_begin(int which)
 {
     struct rec *r = pw.open ? current(which) : NULL;
@@ -646,11 +598,17 @@ void wb_power_rep_begin(int which)
     memset(r, 0, sizeof *r);
     r->utc0 = utc_s();
     r->e0 = r->e1 = NAN;
+    struct series *s = &pw.s[which == WB_POWER_BASELINE];
+    if (!s->started) {
+        s->started = 1;
+        s->cpu0 = sampler_cpu_s();
+        s->wall0 = mono_s();
+    }
     if (pw.kind != K_NONE)
         energy_now(&r->e0, &r->g0, &r->t0);
     else
         r->t0 = mono_s();
-    pw.s[which == WB_POWER_BASELINE].cur = 1;
+    s->cur = 1;
 }
 
 void wb_power_rep_end(int which)
@@ -687,14 +645,15 @@ static int take_series(struct series *s, struct wb_result_energy *out)
     out->reps = n;
     out->nranks = (size_t)nranks;
     if (rank == 0) {
-        all = malloc((2 * cells + 1) * sizeof *all);
+        all = malloc((2 * cells + (size_t)nranks) * sizeof *all);
         out->energy_j = malloc((cells + 1) * sizeof *out->energy_j);
+        out->sampler_cpu_share = malloc((size_t)nranks * sizeof *out->sampler_cpu_share);
         out->t_start_utc = malloc((n + 1) * sizeof *out->t_start_utc);
         out->t_end_utc = malloc((n + 1) * sizeof *out->t_end_utc);
         out->power_short = malloc(cells + 1);
     }
     int oom = !mine || (rank == 0 && (!all || !out->energy_j || !out->t_start_utc || !out->t_end_utc ||
-                                      !out->power_short));
+                                      !out->power_short || !out->sampler_cpu_share));
     rc = wb_comm_agree(rc ? rc : oom ? wb_error_set(WB_ENOMEM, "out of memory for a point's energy_j") : 0);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct rec *r = i < (size_t)s->n ? &s->r[i] : NULL;
@@ -710,18 +669,25 @@ static int take_series(struct series *s, struct wb_result_energy *out)
             out->t_end_utc[i] = r ? r->utc1 : NAN;
         }
     }
+    /* The share of one core the sampler took from the series' first repetition to now. */
+    double cpu = s->started ? sampler_cpu_s() : NAN, wall = s->started ? mono_s() - s->wall0 : NAN;
+    if (mine)
+        mine[2 * n] = wall > 0 ? (cpu - s->cpu0) / wall : NAN;
+    size_t w = 2 * n + 1;
     if (rc == 0)
-        rc = wb_comm_agree(wb_comm_gather_f64_n(mine, 2 * n, all));
-    for (size_t q = 0; rc == 0 && rank == 0 && q < (size_t)nranks; q++)
+        rc = wb_comm_agree(wb_comm_gather_f64_n(mine, w, all));
+    for (size_t q = 0; rc == 0 && rank == 0 && q < (size_t)nranks; q++) {
         for (size_t i = 0; i < n; i++) {
-            out->energy_j[i * (size_t)nranks + q] = all[q * 2 * n + i];
-            out->power_short[i * (size_t)nranks + q] = all[q * 2 * n + n + i] != 0;
+            out->energy_j[i * (size_t)nranks + q] = all[q * w + i];
+            out->power_short[i * (size_t)nranks + q] = all[q * w + n + i] != 0;
         }
+        out->sampler_cpu_share[q] = all[q * w + 2 * n];
+    }
     free(mine);
     free(all);
     if (rc)
         wb_result_energy_free(out);
-    s->n = s->cur = 0;
+    s->n = s->cur = s->started = 0;
     return rc;
 }
 

@@ -347,6 +347,8 @@ int wb_results_write_energy(struct wb_results *r, const char *group, const struc
     rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_start_utc, "s since 1970-01-01 UTC");
     snprintf(d, sizeof d, "%s/t_end_utc", group);
     rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_end_utc, "s since 1970-01-01 UTC");
+    snprintf(d, sizeof d, "%s/sampler_cpu_share", group);
+    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, &dims[1], e->sampler_cpu_share, "1");
     return rc;
 }
 
@@ -356,6 +358,7 @@ void wb_result_energy_free(struct wb_result_energy *e)
     free(e->power_short);
     free(e->t_start_utc);
     free(e->t_end_utc);
+    free(e->sampler_cpu_share);
     memset(e, 0, sizeof *e);
 }
 

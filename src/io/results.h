@@ -121,9 +121,11 @@ struct wb_result_energy {
     double *energy_j;
     uint8_t *power_short;
     double *t_start_utc, *t_end_utc;
+    double *sampler_cpu_share; /* [nranks] */
 };
 /* GROUP/energy_j [reps, nranks] (J), power_short [reps, nranks], t_start_utc and t_end_utc [reps]
- * (s since 1970 UTC). Rank 0 only; a no-op elsewhere and when e is NULL or not present. */
+ * (s since 1970 UTC), sampler_cpu_share [nranks] (1: of one core). Rank 0 only; a no-op elsewhere and
+ * when e is NULL or not present. */
 int wb_results_write_energy(struct wb_results *r, const char *group, const struct wb_result_energy *e);
 void wb_result_energy_free(struct wb_result_energy *e);
 

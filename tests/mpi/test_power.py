@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import error_lines, run_faults, run_faults_each, run_wb
+from conftest import FAULTS_BIN, error_lines, run_faults, run_faults_each, run_wb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_power  # noqa: E402
@@ -38,9 +38,11 @@ def advancing(path: Path, watts: float, max_uj: int = 0, stop: Path | None = Non
         p.wait(timeout=10)
 
 
-def run(np_: int, root: Path, out: Path, *args: str, path: str = "", cmd: str = "fft"):
+def run(np_: int, root: Path, out: Path, *args: str, path: str = "", cmd: str = "fft",
+        env_more: dict[str, str] | None = None):
     # This machine has no vcgencmd, so pi5 is found only where a test puts its fake first on PATH.
-    env = {"WB_SYSFS_ROOT": str(root), "PATH": f"{path}:{os.environ['PATH']}" if path else os.environ["PATH"]}
+    env = {"WB_SYSFS_ROOT": str(root), "PATH": f"{path}:{os.environ['PATH']}" if path else os.environ["PATH"],
+           **(env_more or {})}
     base = ("--plan", "estimate", "-q", "-o", str(out)) if cmd in ("fft", "dfft") else ("-q", "-o", str(out))
     return run_faults(np_, cmd, *args, *base, env=env, timeout=90)
 
@@ -53,6 +55,22 @@ def fft(np_: int, root: Path, out: Path, *args: str, **kw):
 
 def sources(f) -> list[str]:
     return [s.decode() for s in f["power/source"][()]]
+
+
+def readers(f) -> list[str]:
+    return [s.decode() for s in f["power/reader"][()]]
+
+
+def mailbox(root: Path, text: str) -> dict[str, str]:
+    """A Pi firmware mailbox under root: root/dev/vcio, answered with text by the preloaded
+    fake_vcio.so (built by make test)."""
+    lib = FAULTS_BIN.parent / "tests" / "fake_vcio.so"
+    if not lib.exists():
+        pytest.skip(f"{lib} is built by make test")
+    (root / "dev").mkdir(parents=True, exist_ok=True)
+    (root / "dev" / "vcio").write_text("")
+    (root / "pmic-answer.txt").write_text(text)
+    return {"LD_PRELOAD": str(lib), "WB_FAKE_VCIO_TEXT": str(root / "pmic-answer.txt")}
 
 
 def test_rapl_at_15_w_with_wraps(tmp_path):
@@ -68,7 +86,7 @@ def test_rapl_at_15_w_with_wraps(tmp_path):
         # About 30 ms a repetition with the kernels picked for this CPU: some 30 counter updates in each.
         f = fft(2, root, tmp_path / "r.h5", "--seconds", "240", "--reps", "8", "--power-idle", "0.5")
     assert (time.monotonic() - t0) * 15 / 3 >= 4, "the run was too short for the counter to wrap"
-    assert sources(f) == ["rapl", "shared"]
+    assert sources(f) == ["rapl", "shared"] and readers(f) == ["sysfs", ""]
     assert f["power"].attrs["requested"] == "auto"
     assert "rapl" in f["power"].attrs["caveat"]
     assert f["power/idle_w"][0] == pytest.approx(15, rel=0.05)
@@ -130,7 +148,7 @@ def test_pi5_pmic_through_vcgencmd_with_paired_baseline(tmp_path):
     watts = fake_power.pmic_watts()
     f = fft(2, tmp_path / "empty", tmp_path / "p.h5", "--seconds", "2", "--reps", "3", "--power-idle", "1",
             "--paired-baseline", path=str(bindir))
-    assert sources(f) == ["pi5", "shared"]
+    assert sources(f) == ["pi5", "shared"] and readers(f) == ["vcgencmd", ""]
     assert "PMIC rails only" in f["power"].attrs["caveat"]
     assert f["power/idle_w"][0] == pytest.approx(watts, rel=0.01)
     # 10 Hz, measured over the idle window (about 10 samples); its jitter is stated.
@@ -143,6 +161,70 @@ def test_pi5_pmic_through_vcgencmd_with_paired_baseline(tmp_path):
         assert e[:, 0] / window == pytest.approx(np.full(3, watts), rel=0.02)
         # Milliseconds against a 100 ms period.
         assert (g["power_short"][()][:, 0] == 1).all()
+
+
+@pytest.mark.parametrize("with_tool", [True, False])
+def test_pi5_pmic_through_the_firmware_mailbox(tmp_path, with_tool):
+    # The mailbox answers as vcgencmd prints, so it is taken (with vcgencmd on PATH as well, after
+    # both agree), and no process is started a sample.
+    root = tmp_path / "pi5"
+    env = mailbox(root, fake_power.pmic_text())
+    bindir = tmp_path / "bin"
+    if with_tool:
+        fake_power.fake_vcgencmd(bindir)
+    watts = fake_power.pmic_watts()
+    f = fft(2, root, tmp_path / "m.h5", "--seconds", "2", "--reps", "3", "--power-idle", "1",
+            path=str(bindir) if with_tool else "", env_more=env)
+    assert sources(f) == ["pi5", "shared"] and readers(f) == ["mailbox", ""]
+    assert f["power/idle_w"][0] == pytest.approx(watts, rel=0.01)
+    assert f["power/period_s"][0] == pytest.approx(0.1, rel=0.3)
+    g = f["fft/p000"]
+    e, window = g["energy_j"][()], g["t_end_utc"][()] - g["t_start_utc"][()]
+    assert e[:, 0] / window == pytest.approx(np.full(3, watts), rel=0.02)
+
+
+def test_the_sampler_states_its_own_cost(tmp_path):
+    # Each sample through vcgencmd starts a program (the fake: a shell and cat, about 1-2 ms of CPU),
+    # ten a second: 2-3% of a core here. The mailbox is a system call (here the preloaded fake's file
+    # read): 0.2% here, most of it the thread's own wake-ups. 40
+    # repetitions of about 30 ms: some 12 samples in the window.
+    shares = {}
+    for way in ("mailbox", "vcgencmd"):
+        root = tmp_path / way
+        root.mkdir()
+        env, path = {}, ""
+        if way == "mailbox":
+            env = mailbox(root, fake_power.pmic_text())
+        else:
+            fake_power.fake_vcgencmd(tmp_path / "bin")
+            path = str(tmp_path / "bin")
+        f = fft(2, root, tmp_path / f"{way}.h5", "--seconds", "240", "--reps", "40", "--power-idle", "0.3",
+                path=path, env_more=env)
+        assert readers(f) == [way, ""]
+        share = f["fft/p000/sampler_cpu_share"][()]
+        assert share.shape == (2,) and np.isnan(share[1]) and f["fft/p000/sampler_cpu_share"].attrs["units"] == "1"
+        shares[way] = share[0]
+    assert 0 <= shares["mailbox"] < 0.01, shares
+    assert 3 * shares["mailbox"] < shares["vcgencmd"] < 0.2, shares
+
+
+def test_a_mailbox_that_disagrees_with_vcgencmd_is_not_used(tmp_path):
+    # A mailbox answer with rails missing (a cut or a misread text) would under-count the board: the
+    # run reads with vcgencmd instead, and says so in one line.
+    root = tmp_path / "pi5"
+    text = fake_power.pmic_text().splitlines()
+    env = mailbox(root, "\n".join(l for l in text if "VDD_CORE" not in l) + "\n")
+    bindir = tmp_path / "bin"
+    fake_power.fake_vcgencmd(bindir)
+    out = tmp_path / "d.h5"
+    r = run(2, root, out, "--sweep", "sizes", "--seconds", "1", "--reps", "2", "--power-idle", "0.5",
+            path=str(bindir), env_more=env)
+    assert r.returncode == 0, r.stderr
+    f = h5py.File(out, "r")
+    assert sources(f) == ["pi5", "shared"] and readers(f) == ["vcgencmd", ""]
+    assert f["power/idle_w"][0] == pytest.approx(fake_power.pmic_watts(), rel=0.01)
+    lines = [l for l in r.stderr.splitlines() if "mailbox" in l]
+    assert len(lines) == 1 and "vcgencmd" in lines[0] and "4 rails" in lines[0] and "5" in lines[0], r.stderr
 
 
 def test_no_source_is_unmeasured_in_fft_and_dfft(tmp_path):
