@@ -168,7 +168,7 @@ class _Analysis:
         else:
             extra = f"; caveat: {power.caveat}" if power.caveat else ""
             req = f" (--power {power.requested})" if power.requested else ""
-            self.out.sources[run.name] = ", ".join(src_text) + req + extra
+            self.out.sources[run.name] = ", ".join(src_text) + req + extra + _sampler_cost(power, fe)
         units = _units(run, self.dfft.get(run.name))
         starts = [s.t_start_utc for s in fe.series.values() if s.t_start_utc is not None]
         ends = [s.t_end_utc for s in fe.series.values() if s.t_end_utc is not None]
@@ -372,3 +372,17 @@ def analyse(runs: list[Run], baselines: list[Run], opts: Options | None = None,
     """Energy rows for every run and point; `dfft` maps run names to their
     point_detail DfftPoints. Warnings name every bad input; nothing is estimated."""
     return _Analysis(runs, baselines, opts or Options(), dfft).run()
+
+
+def _sampler_cost(power, fe: FileEnergy) -> str:
+    """"; the power sampler took at most X% of a core (...)" from the points' sampler_cpu_share,
+    "" when no point holds it."""
+    shares = [s.sampler_cpu_share for s in fe.series.values() if s.sampler_cpu_share is not None]
+    cells = np.concatenate([np.atleast_1d(a) for a in shares]) if shares else np.array([])
+    cells = cells[np.isfinite(cells)]
+    if cells.size == 0:
+        return ""
+    ways = sorted({r for r in power.reader if r})
+    how = f" reading through {' and '.join(ways)}" if ways else ""
+    return (f"; measuring cost at most {100 * float(cells.max()):.2g}% of a core per node{how} "
+            "(sampler_cpu_share)")

@@ -36,6 +36,7 @@ class Power:
     period_err_s: np.ndarray
     requested: str = ""
     caveat: str = ""
+    reader: list[str] = field(default_factory=list)  # sysfs, mailbox, vcgencmd or "" per rank
 
 
 @dataclass
@@ -86,8 +87,10 @@ def read_file(path: Path) -> FileEnergy:
                     arr = _float(g, key)
                     arr = np.full(n, np.nan) if arr is None else np.atleast_1d(arr)
                     arrays[key] = np.resize(arr, n) if arr.size != n else arr
+                rd = g.get("reader")
+                readers = [text(s) for s in np.atleast_1d(rd[()])] if isinstance(rd, h5py.Dataset) else []
                 out.power = Power(source=names, requested=text(g.attrs.get("requested", "")),
-                                  caveat=text(g.attrs.get("caveat", "")), **arrays)
+                                  caveat=text(g.attrs.get("caveat", "")), reader=readers, **arrays)
             for top in ("fft", "dfft", "load"):
                 if not isinstance(fh.get(top), h5py.Group):
                     continue

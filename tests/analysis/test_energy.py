@@ -416,3 +416,24 @@ def test_buys_table_carries_energy_and_cost(tmp_path):
         assert float(cluster.split()[1]) == pytest.approx(32.0 * _median_total(run, "p004"), rel=0.01)
         assert other.startswith("one node ")
         assert float(other.split()[2]) == pytest.approx(8.0 * alone, rel=0.01)
+
+
+def test_sources_state_what_measuring_cost(tmp_path):
+    # Each point's sampler_cpu_share (of one core, per rank) and /power/reader: the sources line gives
+    # the largest share and the ways read; a file without them (older runs) gives neither.
+    path = fixtures.write_run(tmp_path / "r.h5", SMALL)
+    fixtures.add_power(path, {"pi0": 5.0, "pi1": 7.0, "pi2": 9.0, "pi3": 11.0}, idle_w=2.0)
+    run = _run(path)
+    before = energy.analyse([run], [], energy.Options(), {}).sources[run.name]
+    assert "of a core" not in before
+    with h5py.File(path, "a") as f:
+        n = f["power/source"].shape[0]
+        f["power"].create_dataset("reader", data=np.array([b"mailbox"] + [b""] * (n - 1), dtype="S16"))
+        for k, pid in enumerate(sorted(p for p in f["fft"] if p.startswith("p"))):
+            share = np.full(n, np.nan)
+            share[0] = 0.001 * (k + 1)
+            f["fft"][pid].create_dataset("sampler_cpu_share", data=share)
+    run = _run(path)
+    line = energy.analyse([run], [], energy.Options(), {}).sources[run.name]
+    pids = [p.id for p in run.points]
+    assert f"at most {0.1 * len(pids):.2g}% of a core" in line and "through mailbox" in line, line
