@@ -212,19 +212,15 @@ int wb_netstat_end(const struct wb_netstat *ns, int keep, struct wb_result_net *
                     wb_comm_rank(), *me.iface ? " that has statistics" : "");
     }
     int n = wb_comm_size();
-    double *all = NULL;
+    int64_t *all = NULL;
     if (rc == 0 && wb_comm_rank() == 0 &&
         (!(*rows = calloc((size_t)n, sizeof **rows)) || !(all = malloc((size_t)n * 7 * sizeof *all))))
         rc = wb_error_set(WB_ENOMEM, "out of memory for the network counters of %d ranks", n);
     rc = wb_comm_agree(rc);
-    /* Counters stay exact as doubles well past 2^50 segments. */
-    double mine[7];
-    for (int k = 0; k < 7; k++)
-        mine[k] = (double)v[k];
-    rc = rc ? rc : wb_comm_agree(wb_comm_gather_f64_n(mine, 7, all));
+    rc = rc ? rc : wb_comm_agree(wb_comm_gather_i64_n(v, 7, all));
     for (int q = 0; rc == 0 && *rows && q < n; q++)
         for (int k = 0; k < 7; k++)
-            (*rows)[q].v[k] = (int64_t)all[(size_t)q * 7 + (size_t)k];
+            (*rows)[q].v[k] = all[(size_t)q * 7 + (size_t)k];
     free(all);
     if (rc) {
         free(*rows);

@@ -1,14 +1,16 @@
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* wait4 */
 #include "bench/pmic.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +39,9 @@ static struct {
     enum wb_pmic_way way;
     int fd;
 } pm = {WB_PMIC_NONE, -1};
+
+/* CPU time of every vcgencmd this module started and waited for, in microseconds. */
+static _Atomic long long child_us;
 
 /* The mailbox's answer to pmic_read_adc into out[cap]; 0, or -1 when it gives none or it filled its
  * room (a cut text would drop rails). */
@@ -95,9 +100,13 @@ static int vcgencmd_text(char *out, size_t cap)
     out[len] = '\0';
     close(fd[0]);
     int st = 0;
-    if (rc == 0)
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    struct rusage ru;
+    if (rc == 0) {
+        while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
             ;
+        child_us += (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
+                    ru.ru_stime.tv_usec;
+    }
     return rc == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
@@ -196,3 +205,5 @@ void wb_pmic_close(void)
     pm.fd = -1;
     pm.way = WB_PMIC_NONE;
 }
+
+double wb_pmic_child_cpu_s(void) { return 1e-6 * (double)child_us; }

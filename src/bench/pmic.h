@@ -22,6 +22,9 @@ double wb_pmic_read_w(void);
 
 void wb_pmic_close(void);
 
+/* CPU seconds of every vcgencmd started so far (user and system, from wait4). */
+double wb_pmic_child_cpu_s(void);
+
 /* The sum over rails of "<RAIL>_V volt(N)=X V" times "<RAIL>_A current(N)=X A" in text (changed);
  * rails with only one of the two (EXT5V_V, BATT_V) count nothing. NAN when no rail pairs up; *pairs
  * (if not NULL) is how many did. */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -573,8 +572,8 @@ static struct rec *current(int which)
     return &s->r[s->n];
 }
 
-/* CPU seconds the sampler has taken so far: its thread's, and the programs it started (vcgencmd; the
- * process starts no other). NAN without a thread. */
+/* CPU seconds the sampler has taken so far: its thread's, and the vcgencmd calls it started (counted
+ * one by one, so health's `vcgencmd get_throttled` is not the sampler's). NAN without a thread. */
 static double sampler_cpu_s(void)
 {
     clockid_t cid;
@@ -582,12 +581,7 @@ static double sampler_cpu_s(void)
     if (pw.kind == K_NONE || pw.has_thread <= 0 || pthread_getcpuclockid(pw.thread, &cid) != 0 ||
         clock_gettime(cid, &ts) != 0)
         return NAN;
-    struct rusage ru;
-    double kids = getrusage(RUSAGE_CHILDREN, &ru) == 0
-                      ? (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                            1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec)
-                      : 0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + kids;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec + wb_pmic_child_cpu_s();
 }
 
 void wb_power_rep_begin(int which)

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -146,6 +147,14 @@ _Noreturn void wb_comm_abort(int exit_status)
 {
     if (my_rank == 0)
         wb_exitnote_write(exit_status, "aborted");
+    /* The launcher forwards a rank's output asynchronously and MPI_Abort tears its forwarders down:
+     * rank 0's last lines (check's verdicts, the watchdog's naming of a node) get a moment to reach
+     * the terminal first. */
+    fflush(NULL);
+    if (my_rank == 0) {
+        struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     /* MPI_Abort waits for the launcher, which may be waiting for a node it cannot reach: leave anyway
      * after a grace period. Nothing is left to report a failed MPI_Abort to either. */
     abort_status = exit_status;
@@ -255,9 +264,11 @@ int wb_comm_gather_f64_n(const double *v, size_t n, double *out)
     return wb_comm_check(MPI_Gather(v, (int)n, MPI_DOUBLE, out, (int)n, MPI_DOUBLE, 0, world), "MPI_Gather");
 }
 
-int wb_comm_gather_i64(int64_t v, int64_t *out)
+int wb_comm_gather_i64(int64_t v, int64_t *out) { return wb_comm_gather_i64_n(&v, 1, out); }
+
+int wb_comm_gather_i64_n(const int64_t *v, size_t n, int64_t *out)
 {
-    return wb_comm_check(MPI_Gather(&v, 1, MPI_INT64_T, out, 1, MPI_INT64_T, 0, world), "MPI_Gather");
+    return wb_comm_check(MPI_Gather(v, (int)n, MPI_INT64_T, out, (int)n, MPI_INT64_T, 0, world), "MPI_Gather");
 }
 
 const int *wb_comm_node_map(int *nnodes)

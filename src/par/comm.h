@@ -67,6 +67,8 @@ int wb_comm_gather_f64_n(const double *v, size_t n, double *out);
 
 /* Collective: gather one int64 per rank into out[nranks] on rank 0. */
 int wb_comm_gather_i64(int64_t v, int64_t *out);
+/* n int64 values from every rank into out[nranks * n] on rank 0, rank by rank. Collective. */
+int wb_comm_gather_i64_n(const int64_t *v, size_t n, int64_t *out);
 
 /* Local, after wb_comm_init (which found them with one Allgather): the node index of every rank,
  * [nranks] (ranks on the same hostname share one, numbered by first appearance), and the node count

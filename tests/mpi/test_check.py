@@ -109,7 +109,9 @@ def test_a_rank_stopped_during_the_exchange_is_named_and_the_job_ends_within_the
         assert r.returncode == 1, r.stdout + r.stderr
     else:
         assert r.returncode != 0, r.stdout + r.stderr
-    level, text = verdicts(r.stdout)["answer"][0]
+    v = verdicts(r.stdout)
+    assert "answer" in v, r.stdout + r.stderr
+    level, text = v["answer"][0]
     assert level == "fail" and "rank 2" in text and "during the exchange" in text, r.stdout
     assert any("no answer during the exchange within 5 s from rank 2" in l for l in error_lines(r.stderr)), r.stderr
     # 5 s of check, the launch and the abort; the watchdog's own limit would be later still.
@@ -121,7 +123,9 @@ def test_a_rank_that_never_sends_its_facts_is_named_after_the_timeout():
     r = run_faults(3, "check", "--timeout", "4", env={"WB_FAULT_CHECK_STOP_RANK": "1:facts"}, timeout=40)
     took = time.monotonic() - t0
     assert r.returncode != 0 and (MPI_IMPL != "openmpi" or r.returncode == 1), r.stdout + r.stderr
-    level, text = verdicts(r.stdout)["answer"][0]
+    v = verdicts(r.stdout)
+    assert "answer" in v, r.stdout + r.stderr
+    level, text = v["answer"][0]
     assert level == "fail" and "with its facts within 4 s from rank 1" in text, r.stdout
     assert "2 ranks on 1 node answered (of 3)" in r.stdout
     assert took < 15, took
