@@ -192,6 +192,8 @@ enum wb_pmic_way wb_pmic_open(void)
     return pm.way;
 }
 
+enum wb_pmic_way wb_pmic_way(void) { return pm.way; }
+
 double wb_pmic_read_w(void)
 {
     int pairs;

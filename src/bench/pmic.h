@@ -17,6 +17,9 @@ extern const char *const wb_pmic_way_names[];
 /* Finds the way to read the rails (the mailbox first), or WB_PMIC_NONE when neither gives any. */
 enum wb_pmic_way wb_pmic_open(void);
 
+/* The way wb_pmic_open found (WB_PMIC_NONE before it and after wb_pmic_close). */
+enum wb_pmic_way wb_pmic_way(void);
+
 /* The board's power in W read now, the way wb_pmic_open found; NAN when the reading fails. */
 double wb_pmic_read_w(void);
 

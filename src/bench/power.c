@@ -53,7 +53,7 @@ struct series {
 };
 
 struct power {
-    int open, mode, leader, kind, nfiles, has_thread, stop, pi5_way;
+    int open, mode, leader, kind, nfiles, has_thread, stop;
     double idle_s, idle_w, idle_win_s, period_s, period_err_s;
     char files[MAX_FILES][PATH_LEN];
     double max_uj[MAX_FILES], last_uj[MAX_FILES];
@@ -339,7 +339,7 @@ static int detect(int mode)
                 return 0;
         }
     }
-    if ((any || mode == WB_POWER_PI5) && (pw.pi5_way = (int)wb_pmic_open()) != WB_PMIC_NONE) {
+    if ((any || mode == WB_POWER_PI5) && wb_pmic_open() != WB_PMIC_NONE) {
         pw.kind = K_PI5;
         return 0;
     }
@@ -468,7 +468,7 @@ static int write_power(struct wb_results *res)
     char me[NAME_LEN] = {0}, how[NAME_LEN] = {0};
     snprintf(me, sizeof me, "%s", !pw.leader ? "shared" : pw.mode == WB_POWER_NONE ? "none" : kind_names[pw.kind]);
     /* How the leader reads its source: "sysfs" (rapl, hwmon), "mailbox" or "vcgencmd" (pi5). */
-    snprintf(how, sizeof how, "%s", pw.kind == K_PI5 ? wb_pmic_way_names[pw.pi5_way] : pw.kind != K_NONE ? "sysfs" : "");
+    snprintf(how, sizeof how, "%s", pw.kind == K_PI5 ? wb_pmic_way_names[wb_pmic_way()] : pw.kind != K_NONE ? "sysfs" : "");
     double mine[4] = {pw.idle_w, pw.idle_win_s, pw.period_s, pw.period_err_s};
     char *names = rank == 0 ? calloc((size_t)nranks, NAME_LEN) : NULL;
     char *hows = rank == 0 ? calloc((size_t)nranks, NAME_LEN) : NULL;
