@@ -24,6 +24,13 @@ def text(value: Any) -> str:
     return str(value)
 
 
+def hosts_by_rank(f: h5py.File) -> dict[int, str]:
+    """Rank -> host name from /hosts; {} for a file without it."""
+    if "hosts" not in f:
+        return {}
+    return {int(h["rank"]): text(h["hostname"]) for h in f["hosts"][()]}
+
+
 def plain(value: Any) -> Any:
     """An attribute or compound field as a plain Python value."""
     if isinstance(value, (bytes, np.bytes_, str)):

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 from . import stats, tables
+from .h5groups import hosts_by_rank
 from .reader import open_h5
 
 RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
@@ -52,19 +53,13 @@ def _text(value: object) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def _hosts(f: h5py.File) -> dict[int, str]:
-    if "hosts" not in f:
-        return {}
-    return {int(h["rank"]): _text(h["hostname"]) for h in f["hosts"][()]}
-
-
 def _point_name(kind: str, pid: str) -> str:
     return pid if kind == "fft" else f"{kind}/{pid}"
 
 
 def read(f: h5py.File) -> list[NodeNet]:
     """Every leader's row of every point's net group, in file order."""
-    hosts = _hosts(f)
+    hosts = hosts_by_rank(f)
     out: list[NodeNet] = []
     for kind in GROUPS:
         if kind not in f or not isinstance(f[kind], h5py.Group):

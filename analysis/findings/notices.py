@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import health, netfaults, readiness
+from .. import cpushare, health, netfaults, readiness
 from ..document import bold
 from ..runs import Run
 from .common import as_float, as_int
@@ -52,7 +52,8 @@ def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
     if auto:
         warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
-    for line in health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path):
+    for line in (health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path)
+                 + cpushare.warnings(run.path)):
         warnings.append(f"{tag}: {line}")
     hot = ctx.throttled(run)
     if hot:

@@ -16,6 +16,11 @@ double wb_timer_real_minus_now_s(void);
  * smallest step actually observed. Measured once, then cached. Local. */
 double wb_timer_tick_s(void);
 
+/* CPU seconds the calling thread has run (CLOCK_THREAD_CPUTIME_ID), from an arbitrary origin. Under
+ * a hypervisor that accounts steal apart (Linux's paravirtual time accounting, as on KVM and EC2),
+ * time the host gave to another guest is not in it; nor is time another process had the core. Local. */
+double wb_timer_thread_cpu_s(void);
+
 /* Sleep for s seconds (nanosleep, resumed after signals); nothing for s <= 0. Local. */
 void wb_timer_sleep_s(double s);
 

@@ -111,6 +111,9 @@ struct wb_fftb_ctx {
 /* Seconds of one repetition on this rank. */
 struct wb_fftb_timing {
     double t_read_s, t_dist_s, t_comp_s, t_fft_s, t_gather_s, t_total_s;
+    /* This rank's part of the repetition (rank 0: the window of t_total; the others: from the start
+     * barrier to the end of their schedule): its wall time, and the CPU time its thread ran in it. */
+    double t_wall_s, t_cpu_s;
 };
 
 /* The outcome of checking a point's last repetition. */

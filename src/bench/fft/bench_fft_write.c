@@ -130,6 +130,23 @@ static int write_overlap(struct point_out *w, double *col)
     return rc ? rc : arc;
 }
 
+/* Collective: each rank's t_cpu, the CPU time its thread ran in its part of each repetition, and
+ * cpu_share, that over the part's wall time: below 1 when the core was shared or the hypervisor
+ * took it (steal), which the wall times alone cannot tell from slow code. */
+static int write_cpu(struct wb_results *res, const char *g, const struct wb_fftb_timing *tm, int reps, double *col)
+{
+    char d[128];
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_cpu_s;
+    snprintf(d, sizeof d, "%s/t_cpu", g);
+    int rc = wb_results_write_per_rank_f64(res, d, col, (size_t)reps, "s");
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_wall_s > 0 ? tm[r].t_cpu_s / tm[r].t_wall_s : NAN;
+    snprintf(d, sizeof d, "%s/cpu_share", g);
+    int src = wb_results_write_per_rank_f64(res, d, col, (size_t)reps, "1");
+    return rc ? rc : src;
+}
+
 /* With --paired-baseline: rank 0's runs alone, under baseline/, shaped as a one-process point. */
 static int write_alone(struct point_out *w, double *col)
 {
@@ -152,6 +169,13 @@ static int write_alone(struct point_out *w, double *col)
         uint64_t dims[2] = {(uint64_t)reps, 1};
         snprintf(d, sizeof d, "%s/%s", g, names[k]);
         rc = rc ? rc : wb_results_write_f64(res, d, k < 2 ? 1 : 2, dims, col, "s");
+    }
+    uint64_t dims[2] = {(uint64_t)reps, 1};
+    for (int k = 0; k < 2; k++) {
+        for (int r = 0; r < reps; r++)
+            col[r] = !a ? NAN : k == 0 ? a[r].t_cpu_s : a[r].t_wall_s > 0 ? a[r].t_cpu_s / a[r].t_wall_s : NAN;
+        snprintf(d, sizeof d, "%s/%s", g, k == 0 ? "t_cpu" : "cpu_share");
+        rc = rc ? rc : wb_results_write_f64(res, d, 2, dims, col, k == 0 ? "s" : "1");
     }
     return rc;
 }
@@ -181,6 +205,7 @@ static int write_times(struct point_out *w, double *col)
             rc = wb_comm_max_f64_n(col, (size_t)reps);
         w->med_s[k] = wb_stats_median(col, (size_t)reps);
     }
+    rc = rc ? rc : write_cpu(res, w->g, w->m->tm, reps, col);
     rc = rc ? rc : slowest_rank(w, col);
     return rc ? rc : write_overlap(w, col);
 }
