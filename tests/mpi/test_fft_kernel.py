@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from conftest import BIN, ROOT, mpi_env, run_faults, run_wb
@@ -16,6 +17,27 @@ SMALL = ("--sweep", "files", "--files", "3", "--file-seconds", "1", "--reps", "1
 
 def point(path: Path) -> h5py.Group:
     return h5py.File(path, "r")["fft/p000"]
+
+
+def test_the_fft_phase_timed_with_the_cpu_counter_agrees_with_the_clock(tmp_path):
+    # t_fft is the FFT's share of the counter's ticks over a call times the call's wall time; the
+    # clock, read around every block instead, must give the same phase (a slower read adds to it).
+    wisdom = tmp_path / "w.wisdom"
+    args = ("fft", "--baseline", "--sweep", "files", "--files", "16", "--reps", "9", "--wisdom", str(wisdom))
+    med = {}
+    for timer in ("counter", "clock", "counter", "clock"):
+        out = tmp_path / f"{timer}.h5"
+        env = {"WB_FFT_TIMER": timer} if timer == "clock" else {"WB_FAULT": "none"}
+        r = run_faults(1, *args, "--force", "-o", str(out), env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        g = point(out)
+        fft, comp = g["t_fft"][()][:, 0], g["t_compute"][()][:, 0]
+        assert (fft > 0).all() and (fft <= comp).all(), (fft, comp)
+        med.setdefault(timer, []).append(float(np.median(fft / comp)))
+    # Both see FFTW take most of the compute, the same share to within noise and the clock's reads.
+    counter, clock = min(med["counter"]), min(med["clock"])
+    assert 0.3 < counter < 1 and 0.3 < clock < 1, med
+    assert abs(counter - clock) < 0.1, med
 
 
 @pytest.mark.parametrize("result", ["spectra", "peaks"])
