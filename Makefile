@@ -215,7 +215,7 @@ test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
 bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
-	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref
+	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref $(B)/tests/fft_pair
 	@$(MAKE) --no-print-directory NATIVE=1 all
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
@@ -230,6 +230,27 @@ $(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)
 # The reference as a user would build it for the machine in hand (issue 24).
 $(B)/tests/fft_ref_native: tests/bench/fft_ref.c | $(B)/tests
 	$(CC) $(CFLAGS) -march=native -o $@ $< $(LDLIBS)
+
+# fft_pair: wulfbench's kernel, portable and NATIVE=1, beside the reference -O3 and -march=native,
+# pass by pass in one process. The NATIVE=1 kernel's objects are merged and their names prefixed
+# nat_, so both builds link into one program.
+NATIVE_KOBJ := $(B)-native/obj/fftw/fft.o $(B)-native/obj/fftw/kernels.o
+FORCE:
+ifneq ($(NATIVE),1)
+$(NATIVE_KOBJ): FORCE
+	@$(MAKE) --no-print-directory NATIVE=1 $@
+endif
+$(B)/tests/nat_kernel.o: $(NATIVE_KOBJ) | $(B)/tests
+	$(LD) -r -o $@.tmp $^
+	nm -g --defined-only $@.tmp | awk 'NF == 3 { print $$3 " nat_" $$3 }' >$@.syms
+	objcopy --redefine-syms=$@.syms $@.tmp $@
+	rm -f $@.tmp $@.syms
+$(B)/tests/fft_ref_o3.o: tests/bench/fft_ref_lib.c tests/bench/fft_ref.c | $(B)/tests
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(B)/tests/fft_ref_nat.o: tests/bench/fft_ref_lib.c tests/bench/fft_ref.c | $(B)/tests
+	$(CC) $(CFLAGS) -march=native -DREF_NATIVE -c -o $@ $<
+$(B)/tests/fft_pair: tests/bench/fft_pair.c $(B)/tests/fft_ref_o3.o $(B)/tests/fft_ref_nat.o $(B)/tests/nat_kernel.o $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
 	bash tests/bench/cluster_bench.sh
