@@ -76,6 +76,42 @@ static double fold_numbered(const char *fmt, int want_max, double scale, double 
     return best;
 }
 
+/* The first line of a small sysfs file into out[cap], its newline cut; -1 if unreadable. */
+static int read_line(const char *path, char *out, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int rc = fgets(out, (int)cap, f) ? 0 : -1;
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+    return rc;
+}
+
+int64_t wb_sysinfo_cache_bytes(int level)
+{
+    for (int i = 0; i < 16; i++) {
+        char rel[96], path[4200], text[32];
+        snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        wb_sysinfo_path(path, sizeof path, rel);
+        double lv = read_number_file(path);
+        if (isnan(lv))
+            break;
+        snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        wb_sysinfo_path(path, sizeof path, rel);
+        if ((int)lv != level || read_line(path, text, sizeof text) || !strcmp(text, "Instruction"))
+            continue;
+        snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        wb_sysinfo_path(path, sizeof path, rel);
+        char unit = 'B';
+        long long v = 0;
+        if (read_line(path, text, sizeof text) || sscanf(text, "%lld%c", &v, &unit) < 1 || v <= 0)
+            return -1;
+        return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : unit == 'G' ? v << 30 : v;
+    }
+    return -1;
+}
+
 double wb_sysinfo_temp_c(void)
 {
     /* The hottest zone: thermal_zone0 is the SoC on a Raspberry Pi; a PC has package, core and board zones. */

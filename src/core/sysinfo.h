@@ -55,6 +55,11 @@ int wb_sysinfo_throttled(void);
 /* The lowest current frequency over the CPUs, in MHz (cpufreq), NaN if unknown. Local. */
 double wb_sysinfo_cpu_mhz_min(void);
 
+/* Bytes of CPU 0's data (or unified) cache at level 1 or 2, from
+ * /sys/devices/system/cpu/cpu0/cache/index* (Linux's cacheinfo, on x86-64 and on aarch64 boards that
+ * describe their caches), or -1 if unknown. Local. */
+int64_t wb_sysinfo_cache_bytes(int level);
+
 /* Bytes of memory available for new allocations (MemAvailable), or -1 if unknown. Local. */
 int64_t wb_sysinfo_mem_available(void);
 

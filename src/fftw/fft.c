@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/sysinfo.h"
 #include "core/timer.h"
 #include "fftw/kernels.h"
 
@@ -20,12 +21,8 @@
  * plan was made with: FFTW's new-array execute requires that. */
 enum { FRAME_ALIGN_BYTES = 64 };
 
-/* Batches timed at plan time when the caller leaves the choice to the kernel, and the rounds. */
-static const int64_t batch_candidates[] = {1, 2, 4, 8, 16, 32};
-enum { NCANDIDATES = sizeof batch_candidates / sizeof batch_candidates[0], TRIAL_ROUNDS = 3 };
-
-/* A batch whose frames need more than this is not tried: it cannot stay in any core's cache. */
-static const int64_t batch_bytes_max = (int64_t)2 << 20;
+/* The largest batch the kernel picks when the caller leaves the choice to it. */
+enum { BATCH_MOST = 32 };
 
 struct wb_fft_kernel {
     int precision, window, input;
@@ -334,55 +331,38 @@ int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nfra
     return 0;
 }
 
-/* Times each candidate batch over the same scratch frames and keeps the fastest (min of rounds). */
+int64_t wb_fft_batch_for_caches(int64_t frame_bytes, int64_t l1_bytes, int64_t l2_bytes)
+{
+    if (l1_bytes <= 0)
+        l1_bytes = WB_FFT_L1_GUESS;
+    if (l2_bytes <= 0)
+        l2_bytes = WB_FFT_L2_GUESS;
+    if (frame_bytes <= 0 || frame_bytes <= l1_bytes / 2)
+        return 1;
+    int64_t best = 1;
+    double target = (double)l2_bytes / 4, off = fabs(log((double)frame_bytes / target));
+    for (int64_t b = 2; b <= BATCH_MOST && b * frame_bytes <= l2_bytes / 2; b *= 2) {
+        double o = fabs(log((double)(b * frame_bytes) / target));
+        if (o < off) {
+            off = o;
+            best = b;
+        }
+    }
+    return best;
+}
+
+/* The batch for this kernel from the caches of the CPU it runs on (wb_fft_batch_for_caches). */
 static int choose_batch(struct wb_fft_kernel *k)
 {
-    size_t sb = wb_fft_sample_bytes(k->precision), ib = wb_fft_input_bytes(k->input, k->precision);
-    int ncand = 1;
-    while (ncand < NCANDIDATES && batch_candidates[ncand] * k->in_stride * (int64_t)sb <= batch_bytes_max)
-        ncand++;
-    int64_t most = batch_candidates[ncand - 1], frames = 2 * most, hop = k->n / 2 > 0 ? k->n / 2 : 1;
-    if (ncand == 1)
-        return alloc_frames(k, 1);
-    int64_t len = (frames - 1) * hop + k->n;
-    char *src = malloc((size_t)len * ib);
-    void *dst = fftw_malloc((size_t)frames * wb_fft_result_bytes(k->precision, k->n, WB_FFT_SPECTRA));
-    int rc = src && dst ? alloc_frames(k, most) : wb_error_set(WB_ENOMEM, "out of memory for the batch trial");
-    uint64_t x = 0x9E3779B97F4A7C15u;
-    for (int64_t i = 0; rc == 0 && i < len; i++) {
-        x = x * 6364136223846793005u + 1442695040888963407u;
-        int16_t v = (int16_t)(x >> 48);
-        if (k->input == WB_FFT_IN_S16)
-            ((int16_t *)src)[i] = v;
-        else if (k->precision == WB_FFT_DOUBLE)
-            ((double *)src)[i] = v / 32768.0;
-        else
-            ((float *)src)[i] = v / 32768.0f;
-    }
-    double best_s[NCANDIDATES];
-    for (int c = 0; c < ncand; c++)
-        best_s[c] = INFINITY;
-    for (int r = 0; rc == 0 && r < TRIAL_ROUNDS; r++)
-        for (int c = 0; c < ncand; c++) {
-            k->batch = batch_candidates[c];
-            double t0 = wb_timer_now_s();
-            wb_fft_kernel_run(k, src, frames, hop, WB_FFT_SPECTRA, dst, NULL);
-            best_s[c] = fmin(best_s[c], wb_timer_now_s() - t0);
-        }
-    int pick = 0;
-    for (int c = 1; c < ncand; c++)
-        if (best_s[c] < best_s[pick])
-            pick = c;
-    free(src);
-    fftw_free(dst);
-    return rc ? rc : alloc_frames(k, batch_candidates[pick]);
+    int64_t frame_bytes = (k->in_stride + 2 * k->out_stride) * (int64_t)wb_fft_sample_bytes(k->precision);
+    return alloc_frames(k, wb_fft_batch_for_caches(frame_bytes, wb_sysinfo_cache_bytes(1), wb_sysinfo_cache_bytes(2)));
 }
 
 int wb_fft_kernel_plan(struct wb_fft_kernel **kp, const struct wb_fft_spec *s)
 {
     *kp = NULL;
     counter_decide();
-    int64_t most = s->batch > 0 ? s->batch : batch_candidates[NCANDIDATES - 1];
+    int64_t most = s->batch > 0 ? s->batch : BATCH_MOST;
     if (s->n < 2 || s->n > INT32_MAX - FRAME_ALIGN_BYTES || s->batch < 0 || most > INT32_MAX / s->n)
         return wb_error_set(WB_EUSAGE, "transform length %lld in batches of %lld is out of range", (long long)s->n,
                             (long long)s->batch);

@@ -30,20 +30,30 @@ struct wb_fft_kernel;
 struct wb_fft_spec {
     int precision;  /* enum wb_fft_precision */
     int64_t n;      /* points per transform */
-    int64_t batch;  /* frames windowed, transformed and reduced per block; 0: chosen by measurement */
+    int64_t batch;  /* frames windowed, transformed and reduced per block; 0: from the CPU's caches */
     int window;     /* enum wb_fft_window */
     int effort;     /* enum wb_fft_effort */
     int input;      /* enum wb_fft_input: how the samples it reads are stored */
 };
 
 /* Build (or reuse from wisdom) the r2c plan of one frame of spec->n points and, if spec->batch is 0,
- * time a few batches on scratch frames and keep the fastest. Results do not depend on the batch:
+ * pick the batch from CPU 0's caches (wb_fft_batch_for_caches). Results do not depend on the batch:
  * every frame goes through the same plan. Local. 0, WB_EUSAGE, WB_EFFTW or WB_ENOMEM. */
 int wb_fft_kernel_plan(struct wb_fft_kernel **k, const struct wb_fft_spec *spec);
 
 /* wb_fft_kernel_plan with native input and the batch given (at least 1). Local. */
 int wb_fft_kernel_create(struct wb_fft_kernel **k, int precision, int64_t n, int64_t batch, int window,
                          int effort);
+
+/* The cache sizes taken where the CPU does not say (a Raspberry Pi 4's L1d and a small core's L2). */
+enum { WB_FFT_L1_GUESS = 32 << 10, WB_FFT_L2_GUESS = 512 << 10 };
+
+/* Frames per block for frames of frame_bytes (a frame's samples and its spectrum) on a core with
+ * these L1 data and L2 caches (<= 0: unknown, the guesses above). A frame that fits in half of L1
+ * goes alone, and the block stays in L1; a larger frame goes in the power of two up to 32 whose
+ * block is nearest a quarter of L2, never over half of it, so that each phase streams through L2
+ * for long runs. Timing candidates at plan time could not tell these apart (docs/kernels.md). */
+int64_t wb_fft_batch_for_caches(int64_t frame_bytes, int64_t l1_bytes, int64_t l2_bytes);
 
 /* Frames per block this kernel works in (chosen or given). */
 int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k);

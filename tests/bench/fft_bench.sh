@@ -81,7 +81,7 @@ if want paired; then
   echo "   against the reference pipeline -O3 and -march=native, one pass of each a round, the order turning;"
   echo "   64 files of 5 s; $PROCS processes of $PROUNDS rounds, pinned to CPU $BENCH_CPU (${PIN[*]:-no taskset})."
   echo "   Alternate passes see the same state of the machine, so the ratios within a process are tight;"
-  echo "   the processes differ (each picks its batches and gets its pages anew), so the interval is a"
+  echo "   the processes differ (each gets its pages anew; the reference picks its batch), so the interval is a"
   echo "   bootstrap over processes. Columns: median of all paired ratios, 20%-trimmed mean, its 95%"
   echo "   interval, the lowest and highest median of one process, and the verdict against the target."
   for prec in $PRECISIONS; do

@@ -58,10 +58,49 @@ def test_results_are_the_same_bits_whatever_the_batch(tmp_path, result):
         if batch:
             assert g.attrs["batch"] == int(batch)
         else:
-            assert g.attrs["batch"] in (1, 2, 4, 8, 16, 32)
+            assert g.attrs["batch"] in (1, 2, 4, 8, 16, 32)  # from the caches, as the test above checks
         assert g["verify"].attrs["passed"] == 1
         digests[batch or "chosen"] = int(g["verify"].attrs["test_results_digest"])
     assert len(set(digests.values())) == 1, digests
+
+
+def cache_tree(root: Path, caches: list[tuple[int, str, str]]) -> Path:
+    """CPU 0's cacheinfo under root, as Linux lays it out: index0.. with level, type and size."""
+    (root / "sys/devices/system/cpu/cpu0").mkdir(parents=True)
+    for i, (level, kind, size) in enumerate(caches):
+        d = root / f"sys/devices/system/cpu/cpu0/cache/index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return root
+
+
+THIS_KIND = [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K")]
+
+
+@pytest.mark.parametrize("caches,frame,precision,batch", [
+    # This machine's kind (48K L1d, 2048K L2): 4096 single frames in blocks of 16 (525 KiB, near 512).
+    (THIS_KIND, 4096, "single", 16),
+    (THIS_KIND, 4096, "double", 8),
+    (THIS_KIND, 1024, "single", 1),
+    # The instruction cache is not the data cache: with a 1M L1i listed first, 4096 still streams.
+    ([(1, "Instruction", "1M"), (1, "Data", "48K"), (2, "Unified", "2048K")], 4096, "single", 16),
+    # A huge L1d keeps every 4096 frame alone; a Pi 5's 64K L1d and 512K L2 give blocks of 4.
+    ([(1, "Data", "1M"), (2, "Unified", "2M")], 4096, "single", 1),
+    ([(1, "Data", "64K"), (2, "Unified", "512K")], 4096, "single", 4),
+    # No cacheinfo at all (an aarch64 board without it): the guesses, 32K and 512K.
+    ([], 4096, "double", 2),
+])
+def test_the_batch_follows_the_cpus_caches(tmp_path, caches, frame, precision, batch):
+    root = cache_tree(tmp_path / "root", caches)
+    out = tmp_path / "c.h5"
+    r = run_faults(1, "fft", *SMALL, "--frame", str(frame), "--precision", precision, "--plan", "estimate",
+                   "-q", "-o", str(out), env={"WB_SYSFS_ROOT": str(root)}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    g = point(out)
+    assert g.attrs["batch"] == batch, dict(g.attrs)
+    assert g["verify"].attrs["passed"] == 1
 
 
 @pytest.mark.parametrize("precision", ["single", "double"])

@@ -134,7 +134,7 @@ static void test_batch_invariance(int precision, int input, int64_t n, int64_t h
                          input_name(input), result ? "peaks" : "spectra", (long long)n, (long long)hop, (long long)used);
             if (batches[i] == 0)
                 WBTEST_CHECK(used >= 1 && used <= 32 && (used & (used - 1)) == 0,
-                             "the batch chosen by measurement is a candidate (%lld)", (long long)used);
+                             "the batch chosen from the caches is a power of two up to 32 (%lld)", (long long)used);
             wb_fft_kernel_destroy(&k);
         }
         wb_fft_free(ref);
@@ -201,8 +201,36 @@ static void test_dft_check(int precision, int input, int64_t n, int64_t batch)
     wb_fft_free(mags);
 }
 
+/* The batch rule on the caches of this machine's CPU (48 KiB L1d, 2 MiB L2) and on others. */
+static void test_batch_for_caches(void)
+{
+    const int64_t K = 1024, l1 = 48 * K, l2 = 2048 * K;
+    /* Frames of 1024 (single: 4 KiB in, 4.1 KiB out) fit in half of L1: one at a time. */
+    WBTEST_CHECK(wb_fft_batch_for_caches(8 * K + 64, l1, l2) == 1, "a frame in half of L1 goes alone");
+    WBTEST_CHECK(wb_fft_batch_for_caches(16 * K + 64, l1, l2) == 1, "double 1024 goes alone");
+    /* Larger frames: the block nearest 512 KiB, never over 1 MiB. */
+    int64_t s4096 = 16 * K + 16448, d4096 = 32 * K + 32832, s16384 = 64 * K + 65552, d16384 = 128 * K + 131088;
+    WBTEST_CHECK(wb_fft_batch_for_caches(s4096, l1, l2) == 16, "single 4096: %lld",
+                 (long long)wb_fft_batch_for_caches(s4096, l1, l2));
+    WBTEST_CHECK(wb_fft_batch_for_caches(d4096, l1, l2) == 8, "double 4096");
+    WBTEST_CHECK(wb_fft_batch_for_caches(s16384, l1, l2) == 4, "single 16384");
+    WBTEST_CHECK(wb_fft_batch_for_caches(d16384, l1, l2) == 2, "double 16384");
+    /* A frame over half of L2 goes alone; small frames on a huge L2 stop at 32. */
+    WBTEST_CHECK(wb_fft_batch_for_caches(l2, l1, l2) == 1, "a frame over half of L2 goes alone");
+    WBTEST_CHECK(wb_fft_batch_for_caches(32 * K, 16 * K, 64 * 1024 * K) == 32, "at most 32 frames");
+    /* Unknown caches take the guesses: a Pi 4's 32 KiB L1d, 512 KiB L2. */
+    WBTEST_CHECK(wb_fft_batch_for_caches(d4096, -1, -1) == wb_fft_batch_for_caches(d4096, WB_FFT_L1_GUESS,
+                                                                                  WB_FFT_L2_GUESS),
+                 "unknown caches are the guesses");
+    WBTEST_CHECK(wb_fft_batch_for_caches(d4096, -1, -1) == 2, "double 4096 on 512 KiB of L2: %lld",
+                 (long long)wb_fft_batch_for_caches(d4096, -1, -1));
+    WBTEST_CHECK(wb_fft_batch_for_caches(20 * K, -1, -1) == 8, "20 KiB frames on a Pi 4: %lld",
+                 (long long)wb_fft_batch_for_caches(20 * K, -1, -1));
+}
+
 int main(void)
 {
+    test_batch_for_caches();
     /* Lengths: powers of two, an odd one and a prime, as whole-file mode meets any length. */
     const int64_t lens[] = {16, 64, 1024, 4096, 1000, 127};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {

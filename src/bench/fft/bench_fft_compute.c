@@ -18,7 +18,8 @@ int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **
         }
     if (c->kern.count == WB_FFTB_NKERNELS)
         wb_fftb_kernels_free(c);
-    /* STFT frames go in blocks of the batch that ran fastest at plan time; whole files one at a time. */
+    /* STFT frames go in blocks of the batch the CPU's caches suggest (wb_fft_batch_for_caches); whole
+     * files one at a time. */
     int stft = c->f->mode == WB_MODE_STFT;
     struct wb_fft_spec spec = {c->f->precision, n, stft ? 0 : 1, c->f->window, c->f->plan, c->input};
 #ifdef WB_TEST_FAULTS

@@ -208,7 +208,7 @@ void wb_fftb_rootbuf_free(struct wb_comm_shm *b);
 
 /* bench_fft_compute.c: the transforms this rank runs. */
 
-/* The kernel for length n, made once and kept; STFT kernels choose their batch by measurement
+/* The kernel for length n, made once and kept; STFT kernels take their batch from the CPU's caches
  * (test builds: WB_FFT_BATCH=N forces it). Local. */
 int wb_fftb_kernel_for(struct wb_fftb_ctx *c, int64_t n, struct wb_fft_kernel **out);
 /* Transform units [u0, u1); base holds the samples from absolute offset base_off on; results go to dst. */
