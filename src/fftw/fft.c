@@ -335,8 +335,9 @@ int wb_fft_kernel_run(struct wb_fft_kernel *k, const void *samples, int64_t nfra
     }
     double wall = wb_timer_now_s() - wall0;
     if (t_fft_s)
-        *t_fft_s = timed_ticks > 0 && fft_ticks <= timed_ticks ? wall * ((double)fft_ticks / (double)timed_ticks)
-                                                               : NAN;
+        *t_fft_s = nframes <= 0                                   ? 0
+                   : timed_ticks > 0 && fft_ticks <= timed_ticks ? wall * ((double)fft_ticks / (double)timed_ticks)
+                                                                 : NAN;
     return 0;
 }
 
@@ -364,7 +365,8 @@ int64_t wb_fft_batch_for_caches(int64_t frame_bytes, int64_t l1_bytes, int64_t l
 static int choose_batch(struct wb_fft_kernel *k)
 {
     int64_t frame_bytes = (k->in_stride + 2 * k->out_stride) * (int64_t)wb_fft_sample_bytes(k->precision);
-    return alloc_frames(k, wb_fft_batch_for_caches(frame_bytes, wb_sysinfo_cache_bytes(1), wb_sysinfo_cache_bytes(2)));
+    int64_t l1 = wb_sysinfo_cache_bytes(1), l2 = wb_sysinfo_cache_bytes(2);
+    return alloc_frames(k, wb_fft_batch_for_caches(frame_bytes, l1, l2));
 }
 
 int wb_fft_kernel_plan(struct wb_fft_kernel **kp, const struct wb_fft_spec *s)
