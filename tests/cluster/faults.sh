@@ -139,16 +139,17 @@ fi
 
 # 3. pi3 down 5 s while a repetition of the one point runs.
 rc=0
-WB_BIN=$bin timeout 300 "$cluster" run -- fft --sweep files --files 16 --reps 10 --warmup 1 -o "$tmp/down.h5" \
-    >"$tmp/down.out" 2>&1 &
+WB_BIN=$bin timeout 300 "$cluster" run -- fft --sweep files --files 16 --reps 10 --warmup 1 --progress always \
+    -o "$tmp/down.h5" >"$tmp/down.out" 2>&1 &
 pid=$!
-# The file exists once the run is set up; the first repetition line comes after the warm-up. Wait
-# for the point's start, then a second more, so the outage falls inside a timed repetition.
-for _ in $(seq 1 300); do
-    [[ -e $tmp/down.h5.partial ]] && break
+# Rank 0 prints a progress line after each repetition, the warm-up's first. Once two are out, the
+# warm-up and the first timed repetition are done, so the outage falls inside a timed one however
+# long the set-up took (a fixed 3 s after the file appeared once fell before the first).
+for _ in $(seq 1 1200); do
+    (($(grep -cE '^fft: +[0-9]+%' "$tmp/down.out" 2>/dev/null || true) >= 2)) && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
 done
-sleep 3
 "$cluster" fault pi3 down=5 >/dev/null
 wait "$pid" || rc=$?
 "$cluster" fault all clear >/dev/null
