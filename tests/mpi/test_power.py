@@ -83,7 +83,7 @@ def test_rapl_at_15_w_with_wraps(tmp_path):
     psys.mkdir()
     t0 = time.monotonic()
     with advancing(pkg, 15, 3_000_000):
-        # About 70 ms a repetition here, some 60 counter updates in each: a CPU twice as fast, or a
+        # About 60 ms a repetition here, some 50 counter updates in each: a CPU twice as fast, or a
         # counter writer that waits for a core, still leaves each repetition over 10 update periods.
         f = fft(2, root, tmp_path / "r.h5", "--seconds", "720", "--reps", "8", "--power-idle", "0.5")
     assert (time.monotonic() - t0) * 15 / 3 >= 4, "the run was too short for the counter to wrap"
@@ -314,7 +314,7 @@ def test_counter_going_back_without_a_wrap_gives_nan_not_a_number(tmp_path):
 def test_counter_that_stops_moving_gives_nan_not_zero_joules(tmp_path):
     # The counter moves at 5 W through the idle window, which starts when the result file appears and
     # lasts 0.5 s (so its update period, 1 ms, is known), and holds still from 0.8 s after: the
-    # repetitions after that, some 80 update periods long each (about 100 ms here), read a stuck counter.
+    # repetitions after that, some 50 update periods long each (about 60 ms here), read a stuck counter.
     root = tmp_path / "stuck"
     ctr = fake_power.hwmon_tree(root, energy=True)
     out = tmp_path / "s.h5"
