@@ -1,12 +1,15 @@
 /* wbpace: keeps the emulated cluster's CPU shares (jobs/emulate/cluster up --cpu-share) at the
- * sub-millisecond scale. The kernel checks a cgroup's CFS quota only when it accounts the running
- * task's time: at the scheduler tick (4 ms at HZ=250) or a context switch. A node computing alone
- * on a CPU therefore ran a whole tick past its 1 ms quota and then waited 12 ms to pay the debt
- * (measured: runs of 4 ms, pauses of 12 ms at a quarter share), so a request of a few
- * milliseconds ran at full speed or waited three periods. One SCHED_FIFO thread per CPU wakes
- * every --tick-us; each wake-up preempts the node's task, the kernel accounts its time, and the
- * quota holds within about a tick of this program (measured on a lightly loaded machine: about
- * 1 ms of running in every 4 ms period).
+ * scale of the CFS period. The kernel checks a cgroup's CFS quota only when it accounts the
+ * running task's time: at the scheduler tick (4 ms at HZ=250) or a context switch. A node
+ * computing alone on a CPU therefore ran a whole tick past its 1 ms quota and then waited 9 ms to
+ * pay the debt (measured: runs of 2.9 ms, pauses of 9.1 ms at a quarter share), so a request of a
+ * few milliseconds ran at full speed or waited three periods. One SCHED_FIFO thread per CPU wakes
+ * every --tick-us (default 1000); each wake-up preempts the node's task, the kernel accounts its
+ * time, and the quota holds within about a tick of this program (measured on a quiet 2-core VM:
+ * runs of 0.7-0.9 ms and pauses of 3.1-3.3 ms, the 4 ms period).
+ * Each wake-up costs whatever runs on that CPU about 30 us on that VM (a busy loop beside it got
+ * 0.91-0.96 of a core at 1000 us, 0.76-0.86 at 250 us, 0.96-0.98 with no wbpace); 250 us held the
+ * same 4 ms cycle, so the finer tick bought nothing for its cost.
  * Build: cc -O2 -Wall -Wextra -pthread -o wbpace wbpace.c (Linux, glibc; no other library). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,7 +36,7 @@ struct ticker {
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: wbpace [--tick-us US] [--priority P]\n"
-                 "Wake every CPU this process may use every US microseconds (default 250) from a\n"
+                 "Wake every CPU this process may use every US microseconds (default 1000) from a\n"
                  "SCHED_FIFO thread of priority P (default 1), so that the kernel accounts CFS\n"
                  "bandwidth quotas at that scale instead of at its tick. Runs until SIGTERM or SIGINT.\n");
 }
@@ -74,7 +77,7 @@ static long parse_long(const char *text, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-    long tick_us = 250, priority = 1;
+    long tick_us = 1000, priority = 1;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return usage(stdout), 0;

@@ -900,13 +900,19 @@ if out=$("$cluster" up 2 --cpu-share 0.25 --mem 1G 2>&1); then
     else
         fail "--cpu-share: slice $(cat "$slice_file") (was $slice0), burst $burst, wbpace '$pace'"
     fi
-    # The 1 ms share check: fft requests of 1 and 2 files (about 1 and 2.5 ms at full speed here)
-    # inside pi1 take 4x their full-speed time, each point's median within 20% (the means are
-    # printed beside). The full-speed time is measured outside the node at SCHED_FIFO priority 2,
-    # so that other work on this machine cannot slow the reference (it slows the node instead,
-    # hence a skip when a 0.3 s busy loop beside the runs gets under 0.8 of a core). A request's
-    # time steps by whole 3 ms pauses of the quota, so its median may sit up to half a pause
-    # from 4x; at these sizes that is within the 20%.
+    # The 1 ms share check: fft requests of 1 and 2 files (0.4-1.2 ms at full speed on the VMs
+    # seen) inside pi1 against their full-speed time, measured outside the node at SCHED_FIFO
+    # priority 2 so that other work on this machine cannot slow the reference (it slows the node
+    # instead, hence a skip when a 0.3 s busy loop beside the runs gets under 0.8 of a core).
+    # The issue's goal is each median within 0.8-1.2 of 4x. CFS cannot give that below a few
+    # ms: its smallest quota is 1 ms, so the node runs 1 ms in every 4 ms period, and a request
+    # of W ms of CPU takes W plus a whole 3 ms pause per quota it crosses (W + 3 or W + 6 at
+    # these sizes; W alone when it fits in what is left of a quota). What the emulator must
+    # hold is that model: the median no faster than 0.6 x 4W (a node at full speed reads 0.25)
+    # and no slower than 1.5 x (W + 3 ms x ceil(W / 1 ms)), the slowest the quota allows, with
+    # room for the reference itself: W's median moved 0.33-0.60 ms (1 file) and 0.77-1.21 ms
+    # (2 files) between six identical processes on a quiet VM. A node at half its share, or
+    # waiting 9 ms per pause as without wbpace, reads above. docs/cluster.md.
     share_opts=(fft --sweep files --files 1:2 --reps 20 --plan estimate -q --force)
     share_cpu=()
     for i in 1 2; do
@@ -932,24 +938,24 @@ def reps(kind, point):
 out, ok = [], True
 for point, files in (("p000", 1), ("p001", 2)):
     free, node = reps("free", point), reps("node", point)
+    w = np.median(free) * 1e3
     r = np.median(node) / (4 * np.median(free))
-    # The issue's goal is 0.8-1.2; quiet, this machine reads 0.9-1.0 for 1 file and 1.3-1.45 for 2
-    # (docs/cluster.md). 0.6-1.6 still fails a node that runs such requests at full speed (0.25),
-    # as the emulator often did before the slice and the pacer (issue 25 saw 0.2-1.1).
-    ok &= 0.6 <= r <= 1.6
-    out.append(f"{files} file(s) {np.median(node) * 1e3:.2f} ms against 4 x {np.median(free) * 1e3:.2f} ms: {r:.2f} "
-               f"(means {node.mean() / (4 * free.mean()):.2f})")
+    # The slowest median the 1 ms quota per 4 ms period allows, over 4W, and room for W's noise.
+    hi = 1.5 * (w + 3 * np.ceil(w)) / (4 * w)
+    ok &= 0.6 <= r <= hi
+    out.append(f"{files} file(s) {np.median(node) * 1e3:.2f} ms against 4 x {w:.2f} ms: {r:.2f} "
+               f"(within 0.6-{hi:.2f}; means {node.mean() / (4 * free.mean()):.2f})")
 print("; ".join(out))
 sys.exit(0 if ok else 1)
 EOF
     ) && rc=0 || rc=$?
     busy=$(awk -v c="${share_cpu[*]}" 'BEGIN { n = split(c, x); for (i = 1; i <= n; i++) if (x[i] < 0.8) exit 0; exit 1 }' && echo 1 || echo 0)
     if ((rc == 0)); then
-        pass "1 ms share check at --cpu-share 0.25: $msg (within 0.6-1.6; the goal is 0.8-1.2)"
+        pass "1 ms share check at --cpu-share 0.25: $msg (the CFS quota's bounds; the goal 0.8-1.2 is not reachable with a 1 ms quota)"
     elif ((busy)); then
         echo "SKIP: 1 ms share check: $msg; this machine is busy (a busy loop beside the runs got ${share_cpu[*]} of a core)"
     else
-        fail "1 ms share check at --cpu-share 0.25: $msg (not within 0.6-1.6; a busy loop beside the runs got ${share_cpu[*]} of a core)"
+        fail "1 ms share check at --cpu-share 0.25: $msg (outside the CFS quota's bounds; a busy loop beside the runs got ${share_cpu[*]} of a core)"
     fi
     # Baselines alternating outside and inside a node; the CPU share the free
     # one got tells whether this machine is idle enough to compare speeds.
