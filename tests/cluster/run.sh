@@ -906,16 +906,18 @@ if out=$("$cluster" up 2 --cpu-share 0.25 --mem 1G 2>&1); then
     # instead, hence a skip when a 0.3 s busy loop beside the runs gets under 0.8 of a core).
     # The goal is each median within 0.8-1.2 of 4x. CFS cannot give that below a few
     # ms: its smallest quota is 1 ms, so the node runs 1 ms in every 4 ms period, and a request
-    # of W ms of CPU takes W plus a whole 3 ms pause per quota it crosses (W + 3 or W + 6 at
-    # these sizes; W alone when it fits in what is left of a quota). What the emulator must
-    # hold is that model: the median no faster than 0.6 x 4W (a node at full speed reads 0.25)
-    # and no slower than 1.5 x (W + 3 ms x ceil(W / 1 ms)), the slowest the quota allows, with
-    # room for the reference itself: W's median moved 0.33-0.60 ms (1 file) and 0.77-1.21 ms
-    # (2 files) between six identical processes on a quiet VM. A node at half its share, or
-    # waiting 9 ms per pause as without wbpace, reads above. docs/cluster.md.
+    # of W ms of CPU takes W when it fits in what is left of a quota, else W plus a whole 3 ms
+    # pause per quota it crosses. The median may so sit on W itself (CI read 0.36 for a 0.41 ms
+    # request) or on W + 3 ms (1.4-2.4 here). What the emulator must hold is that model:
+    # - the mean of the node's requests within 0.6-2.0 of 4x the mean outside: the share over
+    #   the run (a node at full speed reads about 0.25; the reference alone moves by up to 1.8x
+    #   between identical processes here, 0.33-0.60 ms medians for 1 file);
+    # - the median no slower than 1.5 x (W + 3 ms x ceil(W / 1 ms)), the slowest the quota
+    #   allows, with room for that noise: pauses of 9 ms, as without wbpace, read above.
+    # docs/cluster.md.
     share_opts=(fft --sweep files --files 1:2 --reps 20 --plan estimate -q --force)
     share_cpu=()
-    for i in 1 2; do
+    for i in 1 2 3; do
         share_cpu+=("$(cpu_free)")
         chrt -f 2 "$bin" "${share_opts[@]}" -o "$tmp/share-free-$i.h5" >/dev/null
         "$cluster" exec pi1 -- "$bin" "${share_opts[@]}" -o "$tmp/share-node-$i.h5" >/dev/null
@@ -929,7 +931,7 @@ import numpy as np
 
 def reps(kind, point):
     t = []
-    for i in (1, 2):
+    for i in (1, 2, 3):
         with h5py.File(f"{sys.argv[1]}/share-{kind}-{i}.h5", "r") as f:
             t.extend(np.asarray(f["fft"][point]["t_total"][()]).ravel())
     return np.asarray(t)
@@ -940,18 +942,19 @@ for point, files in (("p000", 1), ("p001", 2)):
     free, node = reps("free", point), reps("node", point)
     w = np.median(free) * 1e3
     r = np.median(node) / (4 * np.median(free))
+    m = node.mean() / (4 * free.mean())
     # The slowest median the 1 ms quota per 4 ms period allows, over 4W, and room for W's noise.
     hi = 1.5 * (w + 3 * np.ceil(w)) / (4 * w)
-    ok &= 0.6 <= r <= hi
-    out.append(f"{files} file(s) {np.median(node) * 1e3:.2f} ms against 4 x {w:.2f} ms: {r:.2f} "
-               f"(within 0.6-{hi:.2f}; means {node.mean() / (4 * free.mean()):.2f})")
+    ok &= 0.6 <= m <= 2.0 and r <= hi
+    out.append(f"{files} file(s) median {np.median(node) * 1e3:.2f} ms against 4 x {w:.2f} ms: {r:.2f} "
+               f"(at most {hi:.2f}), means {m:.2f} (0.6-2.0)")
 print("; ".join(out))
 sys.exit(0 if ok else 1)
 EOF
     ) && rc=0 || rc=$?
     busy=$(awk -v c="${share_cpu[*]}" 'BEGIN { n = split(c, x); for (i = 1; i <= n; i++) if (x[i] < 0.8) exit 0; exit 1 }' && echo 1 || echo 0)
     if ((rc == 0)); then
-        pass "1 ms share check at --cpu-share 0.25: $msg (the CFS quota's bounds; the goal 0.8-1.2 is not reachable with a 1 ms quota)"
+        pass "1 ms share check at --cpu-share 0.25: $msg (the CFS quota's bounds; the goal, medians within 0.8-1.2, is not reachable with a 1 ms quota)"
     elif ((busy)); then
         echo "SKIP: 1 ms share check: $msg; this machine is busy (a busy loop beside the runs got ${share_cpu[*]} of a core)"
     else
