@@ -916,14 +916,14 @@ if out=$("$cluster" up 2 --cpu-share 0.25 --mem 1G 2>&1); then
     #   allows, with room for that noise: pauses of 9 ms, as without wbpace, read above.
     # docs/cluster.md.
     share_opts=(fft --sweep files --files 1:2 --reps 20 --plan estimate -q --force)
-    share_cpu=()
-    for i in 1 2 3; do
+    share_cpu=() share_pairs=3
+    for ((i = 1; i <= share_pairs; i++)); do
         share_cpu+=("$(cpu_free)")
         chrt -f 2 "$bin" "${share_opts[@]}" -o "$tmp/share-free-$i.h5" >/dev/null
         "$cluster" exec pi1 -- "$bin" "${share_opts[@]}" -o "$tmp/share-node-$i.h5" >/dev/null
     done
     share_cpu+=("$(cpu_free)")
-    msg=$("$python" - "$tmp" 2>&1 <<'EOF'
+    msg=$("$python" - "$tmp" "$share_pairs" 2>&1 <<'EOF'
 import sys
 import h5py
 import numpy as np
@@ -931,7 +931,7 @@ import numpy as np
 
 def reps(kind, point):
     t = []
-    for i in (1, 2, 3):
+    for i in range(1, int(sys.argv[2]) + 1):
         with h5py.File(f"{sys.argv[1]}/share-{kind}-{i}.h5", "r") as f:
             t.extend(np.asarray(f["fft"][point]["t_total"][()]).ravel())
     return np.asarray(t)
@@ -940,13 +940,13 @@ def reps(kind, point):
 out, ok = [], True
 for point, files in (("p000", 1), ("p001", 2)):
     free, node = reps("free", point), reps("node", point)
-    w = np.median(free) * 1e3
-    r = np.median(node) / (4 * np.median(free))
+    w, t = np.median(free) * 1e3, np.median(node) * 1e3
+    r = t / (4 * w)
     m = node.mean() / (4 * free.mean())
     # The slowest median the 1 ms quota per 4 ms period allows, over 4W, and room for W's noise.
     hi = 1.5 * (w + 3 * np.ceil(w)) / (4 * w)
     ok &= 0.6 <= m <= 2.0 and r <= hi
-    out.append(f"{files} file(s) median {np.median(node) * 1e3:.2f} ms against 4 x {w:.2f} ms: {r:.2f} "
+    out.append(f"{files} file(s) median {t:.2f} ms against 4 x {w:.2f} ms: {r:.2f} "
                f"(at most {hi:.2f}), means {m:.2f} (0.6-2.0)")
 print("; ".join(out))
 sys.exit(0 if ok else 1)
