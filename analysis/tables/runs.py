@@ -12,13 +12,24 @@ from ..runs import Run
 from .base import Column, Table, _finite, workload
 
 
+def architecture(machines: list[str], build_arch: Any) -> str:
+    """What the hosts ran as (uname -m) and what the binary was built for; "?" in files older than both."""
+    ran = ", ".join(machines)
+    if build_arch:
+        return f"{ran} (built for {build_arch})" if ran else f"built for {build_arch}"
+    return ran or "?"
+
+
 def provenance(runs: list[Run], baseline: Run | None) -> Table:
     rows = []
     for run in runs:
         a = run.attrs
         hostnames: list[str] = []
         cpus: list[str] = []
+        machines: list[str] = []
         for h in run.hosts:
+            if h.get("arch") and str(h.get("arch")) not in machines:
+                machines.append(str(h.get("arch")))
             if h.get("hostname") not in hostnames:
                 hostnames.append(str(h.get("hostname")))
             if h.get("cpu_model") not in cpus:
@@ -33,6 +44,7 @@ def provenance(runs: list[Run], baseline: Run | None) -> Table:
             "created_utc": a.get("created_utc", "?"), "status": state, "verification": verified,
             "ranks_nodes": f"{run.nranks} / {a.get('nnodes', '?')}",
             "hosts": ", ".join(hostnames) or "?", "cpu": "; ".join(cpus) or "?",
+            "arch": architecture(machines, a.get("build_arch")),
             "mpi": a.get("mpi_library", "?"), "fftw": a.get("fftw_version", "?"),
             "hdf5": a.get("hdf5_version", "?"), "compiler": f"{a.get('compiler', '?')} {a.get('cflags', '')}".strip(),
             "wulfbench": f"{a.get('version', '?')} ({a.get('git_rev', '?')})",
@@ -42,7 +54,7 @@ def provenance(runs: list[Run], baseline: Run | None) -> Table:
             Column("role", "role"), Column("created_utc", "date (UTC)"),
             Column("status", "status"), Column("verification", "verification"),
             Column("ranks_nodes", "ranks / nodes"), Column("hosts", "hosts"),
-            Column("cpu", "CPU"), Column("mpi", "MPI"), Column("fftw", "FFTW"),
+            Column("cpu", "CPU"), Column("arch", "architecture"), Column("mpi", "MPI"), Column("fftw", "FFTW"),
             Column("hdf5", "HDF5"), Column("compiler", "compiler"),
             Column("wulfbench", "wulfbench"), Column("command_line", "command line"),
             Column("seed", "seed")]
@@ -56,12 +68,12 @@ def hosts(runs: list[Run]) -> Table:
             flag = h.get("throttled")
             throttled = {1: "yes", 0: "no"}.get(int(flag), "unknown") if _finite(flag) else "unknown"
             rows.append({"run": run.name, "rank": h.get("rank"), "node": h.get("node"),
-                         "hostname": h.get("hostname"), "cpu_model": h.get("cpu_model"),
+                         "hostname": h.get("hostname"), "cpu_model": h.get("cpu_model"), "arch": h.get("arch", "?"),
                          "cores": h.get("cores"), "mem_bytes": h.get("mem_bytes"),
                          "cpu_mhz": h.get("cpu_mhz"), "temp_c_start": h.get("temp_c_start"),
                          "temp_c_end": h.get("temp_c_end"), "throttled": throttled})
     cols = [Column("run", "run"), Column("rank", "rank", "int"), Column("node", "node", "int"),
-            Column("hostname", "host"), Column("cpu_model", "CPU"), Column("cores", "cores", "int"),
+            Column("hostname", "host"), Column("cpu_model", "CPU"), Column("arch", "arch"), Column("cores", "cores", "int"),
             Column("mem_bytes", "memory", "bytes"), Column("cpu_mhz", "MHz", "float"),
             Column("temp_c_start", "temp start (°C)", "float"),
             Column("temp_c_end", "temp end (°C)", "float"), Column("throttled", "throttled")]

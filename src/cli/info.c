@@ -51,7 +51,12 @@ int wb_info_run(const struct wb_options *o, struct wb_results *res)
         printf("FFTW-MPI       %s\n", wb_fftmpi_available() ? "yes (dfft)" : "no: this build has no dfft");
         printf("HDF5           %s\n", wb_results_hdf5_version());
         print_kernels(variant, n);
-        printf("timer          MPI_Wtime, MPI_Wtick %.3g s, observed resolution %.3g s\n", MPI_Wtick(), tick);
+        printf("timer          MPI_Wtime, MPI_Wtick %.3g s, timing resolution %.3g s; CPU counter %s", MPI_Wtick(), tick,
+               wb_timer_counter_name());
+        if (wb_timer_counter_hz() > 0)
+            printf(" at %.4g MHz", wb_timer_counter_hz() / 1e6);
+        printf("\n");
+        printf("architecture   built for %s, running as %s\n", wb_sysinfo_build_arch(), all[0].arch);
         printf("%-5s %-5s %-24s %-40s %5s %9s %8s %7s %s\n", "#rank", "node", "hostname", "cpu", "cores", "mem_GiB",
                "MHz", "temp_C", "throttled");
         for (int q = 0; q < n; q++)

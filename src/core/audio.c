@@ -113,7 +113,7 @@ static int is_fourcc(const unsigned char *buf, size_t len, size_t at)
 {
     if (at > len || len - at < 4)
         return 0;
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++)
         if (buf[at + i] < 0x20 || buf[at + i] > 0x7E)
             return 0;
     return 1;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* The value after "key" and a colon on the first matching line of a /proc-style file. */
@@ -187,11 +189,66 @@ int64_t wb_sysinfo_mem_available(void)
     return (int64_t)strtoll(v, NULL, 10) * 1024;
 }
 
+int64_t wb_sysinfo_address_space(const char **why)
+{
+    int64_t limit = -1;
+    const char *what = NULL;
+    if (SIZE_MAX <= UINT32_MAX) {
+        limit = INT64_C(3) << 30;
+        what = "can be addressed by a 32-bit process (use a 64-bit OS for more)";
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (limit < 0 || (int64_t)rl.rlim_cur < limit)) {
+        limit = (int64_t)rl.rlim_cur;
+        what = "are allowed by ulimit -v";
+    }
+    if (why)
+        *why = what;
+    return limit;
+}
+
+int64_t wb_sysinfo_memory_limit(int64_t max_bytes, const char **why)
+{
+    const char *as_why = NULL;
+    int64_t avail = max_bytes > 0 ? max_bytes : wb_sysinfo_mem_available(), as = wb_sysinfo_address_space(&as_why);
+    const char *what = max_bytes > 0 ? "are allowed by --max-memory" : "are available";
+    if (as > 0 && (avail < 0 || as < avail)) {
+        avail = as;
+        what = as_why;
+    }
+    if (why)
+        *why = what;
+    return avail;
+}
+
+#define WB_STR2(x) #x
+#define WB_STR(x) WB_STR2(x)
+const char *wb_sysinfo_build_arch(void)
+{
+#if defined(__x86_64__)
+    return "x86_64";
+#elif defined(__aarch64__)
+    return "aarch64";
+#elif defined(__arm__) && defined(__ARM_ARCH)
+    return "armv" WB_STR(__ARM_ARCH)
+#if defined(__ARM_PCS_VFP)
+        "hf"
+#endif
+        ;
+#elif defined(__i386__)
+    return "i386";
+#else
+    return "unknown";
+#endif
+}
+
 void wb_sysinfo_read(struct wb_host *h)
 {
     memset(h, 0, sizeof *h);
     if (gethostname(h->hostname, sizeof h->hostname - 1) != 0)
         snprintf(h->hostname, sizeof h->hostname, "unknown");
+    struct utsname u;
+    snprintf(h->arch, sizeof h->arch, "%.15s", uname(&u) == 0 ? u.machine : "unknown");
     /* x86 says "model name"; Raspberry Pi kernels say "Model" (the board) or nothing. */
     char cpuinfo[4200];
     wb_sysinfo_path(cpuinfo, sizeof cpuinfo, "/proc/cpuinfo");

@@ -29,6 +29,7 @@ struct wb_host {
     char fftw_version[32];
     char hdf5_version[16];
     char model[96];         /* board or instance type (device tree model, else DMI product name) */
+    char arch[16];          /* the machine the kernel runs this process as (uname -m: x86_64, aarch64, armv7l) */
 };
 
 /* out[cap] = rel under the real root, or in the fault build under $WB_SYSFS_ROOT. Local. */
@@ -36,6 +37,10 @@ void wb_sysinfo_path(char *out, size_t cap, const char *rel);
 
 /* 1 if an executable called name is in a folder of $PATH, else 0. Local. */
 int wb_sysinfo_on_path(const char *name);
+
+/* The architecture this binary was compiled for: "x86_64", "aarch64", "armv7hf" (32-bit ARM with
+ * the hard-float ABI, Raspberry Pi OS's armhf), ... Local. */
+const char *wb_sysinfo_build_arch(void);
 
 /* Read this host's facts into h (rank and node are left for the caller). Local, never fails. */
 void wb_sysinfo_read(struct wb_host *h);
@@ -62,5 +67,17 @@ int64_t wb_sysinfo_cache_bytes(int level);
 
 /* Bytes of memory available for new allocations (MemAvailable), or -1 if unknown. Local. */
 int64_t wb_sysinfo_mem_available(void);
+
+/* Bytes this one process can map, or -1 when only memory limits it: a 32-bit process (armhf, Pi 2
+ * and older) about 3 GB, the user address space of a 32-bit kernel (a 64-bit kernel gives nearly
+ * 4 GB, which the limit leaves as margin for the program, libraries and stacks), or less under
+ * ulimit -v (RLIMIT_AS). *why (may be NULL) says which, as a phrase: "can be addressed by a 32-bit
+ * process" or "are allowed by ulimit -v". Local. */
+int64_t wb_sysinfo_address_space(const char **why);
+
+/* What one process may use for a point: max_bytes when given (--max-memory), else MemAvailable, and
+ * never more than wb_sysinfo_address_space. -1 if unknown. *why says which limit holds, as the end of
+ * "only N GB ...": "are allowed by --max-memory", "are available", or the address space's phrase. Local. */
+int64_t wb_sysinfo_memory_limit(int64_t max_bytes, const char **why);
 
 #endif

@@ -46,8 +46,31 @@ double wb_timer_tick_s(void)
         if (t1 - t0 < smallest)
             smallest = t1 - t0;
     }
-    tick = fmax(MPI_Wtick(), smallest);
+    double hz = wb_timer_counter_hz();
+    tick = fmax(fmax(MPI_Wtick(), smallest), hz > 0 ? 1.0 / hz : 0.0);
     return tick;
+}
+
+const char *wb_timer_counter_name(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return "tsc";
+#elif defined(__aarch64__)
+    return "cntvct_el0";
+#else
+    return "clock_gettime";
+#endif
+}
+
+double wb_timer_counter_hz(void)
+{
+#if defined(__aarch64__)
+    uint64_t hz;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+    return hz > 0 ? (double)hz : NAN;
+#else
+    return NAN;
+#endif
 }
 
 void wb_timer_sleep_s(double s)

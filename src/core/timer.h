@@ -3,6 +3,7 @@
 #define WB_TIMER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Wall-clock time in seconds from an arbitrary origin (MPI_Wtime). Local. */
 double wb_timer_now_s(void);
@@ -12,8 +13,9 @@ double wb_timer_now_s(void);
  * wb_timer_now_s offset into their wall-clock offset. Local. */
 double wb_timer_real_minus_now_s(void);
 
-/* Resolution of wb_timer_now_s in seconds: the larger of MPI_Wtick and the
- * smallest step actually observed. Measured once, then cached. Local. */
+/* Resolution of the program's timing in seconds: the largest of MPI_Wtick, the smallest step of
+ * wb_timer_now_s actually observed, and one period of the CPU counter where its rate is known
+ * (52 ns on a Pi 3). Measured once, then cached; the result file stores it (timer_tick_s). Local. */
 double wb_timer_tick_s(void);
 
 /* CPU seconds the calling thread has run (CLOCK_THREAD_CPUTIME_ID), from an arbitrary origin. Under
@@ -35,5 +37,31 @@ void wb_timer_backoff_wait(struct wb_timer_backoff *b, double until_abs_s);
 
 /* 1 if a measured duration of t_s spans fewer than 100 timer ticks. */
 int wb_timer_too_short(double t_s);
+
+/* The CPU's own counter, which times the FFT phase inside a call (fftw/fft): the time-stamp counter
+ * on x86, the generic timer's virtual count (cntvct_el0) on aarch64. armhf has none here: the
+ * AArch32 counter is readable from user space only where the kernel allows it, so it reads
+ * clock_gettime (in ns) there, as it does where WB_TIMER_COUNTER is 0. Local, cheap. */
+#if defined(__x86_64__) || defined(__i386__)
+#define WB_TIMER_COUNTER 1
+static inline uint64_t wb_timer_counter(void) { return __builtin_ia32_rdtsc(); }
+#elif defined(__aarch64__)
+#define WB_TIMER_COUNTER 1
+static inline uint64_t wb_timer_counter(void)
+{
+    uint64_t v;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return v;
+}
+#else
+#define WB_TIMER_COUNTER 0
+static inline uint64_t wb_timer_counter(void) { return (uint64_t)(wb_timer_now_s() * 1e9); }
+#endif
+
+/* The counter's name ("tsc", "cntvct_el0", "clock_gettime") and its rate in Hz where the CPU states
+ * it (cntfrq_el0: 19.2 MHz on a Raspberry Pi 3, 54 MHz on a Pi 4 and 5), else NaN (x86's TSC rate
+ * is not architectural). Local. */
+const char *wb_timer_counter_name(void);
+double wb_timer_counter_hz(void);
 
 #endif

@@ -103,12 +103,12 @@ static int layout_1d(struct wb_fftmpi_layout *l, int nranks, MPI_Comm comm)
 {
     ptrdiff_t ni, is, no, os, bni, bis, bno, bos;
     ptrdiff_t alloc = l->precision == WB_FFT_DOUBLE
-                          ? fftw_mpi_local_size_1d(l->n[0], comm, FFTW_FORWARD, 0, &ni, &is, &no, &os)
-                          : fftwf_mpi_local_size_1d(l->n[0], comm, FFTW_FORWARD, 0, &ni, &is, &no, &os);
+                          ? fftw_mpi_local_size_1d((ptrdiff_t)l->n[0], comm, FFTW_FORWARD, 0, &ni, &is, &no, &os)
+                          : fftwf_mpi_local_size_1d((ptrdiff_t)l->n[0], comm, FFTW_FORWARD, 0, &ni, &is, &no, &os);
     if (l->precision == WB_FFT_DOUBLE)
-        fftw_mpi_local_size_1d(l->n[0], comm, FFTW_BACKWARD, 0, &bni, &bis, &bno, &bos);
+        fftw_mpi_local_size_1d((ptrdiff_t)l->n[0], comm, FFTW_BACKWARD, 0, &bni, &bis, &bno, &bos);
     else
-        fftwf_mpi_local_size_1d(l->n[0], comm, FFTW_BACKWARD, 0, &bni, &bis, &bno, &bos);
+        fftwf_mpi_local_size_1d((ptrdiff_t)l->n[0], comm, FFTW_BACKWARD, 0, &bni, &bis, &bno, &bos);
     /* The backward plan reads what the forward one wrote, so its input block must be the forward output. */
     if (bni != no || bis != os || bno != ni || bos != is)
         return wb_error_set(WB_EFFTW, "FFTW-MPI splits a 1-D transform of %lld points differently forward and "
@@ -141,6 +141,12 @@ int wb_fftmpi_layout(struct wb_fftmpi_layout *l, int dims, const int64_t *n, int
     for (int d = 0; d < dims; d++)
         l->n[d] = n[d];
     l->total = l->n[0] * l->n[1] * l->n[2];
+    /* FFTW-MPI counts elements in ptrdiff_t, 32 bits in a 32-bit process: below this every size
+     * and offset below converts exactly. */
+    if ((uint64_t)l->total > (uint64_t)PTRDIFF_MAX / 4)
+        return wb_error_set(WB_EUSAGE, "%lld points are more than FFTW-MPI can count in a %d-bit process (at most "
+                                       "%lld); use a smaller --n, or a 64-bit OS",
+                            (long long)l->total, (int)(8 * sizeof(ptrdiff_t)), (long long)(PTRDIFF_MAX / 4));
     if (dims == 1)
         return layout_1d(l, nranks, comm);
     int64_t last = kind == WB_FFTMPI_R2C ? n[dims - 1] / 2 + 1 : n[dims - 1];
@@ -148,11 +154,11 @@ int wb_fftmpi_layout(struct wb_fftmpi_layout *l, int dims, const int64_t *n, int
     l->c1 = dims == 3 ? n[1] : last;
     l->c2 = dims == 3 ? last : 1;
     l->row_elems = l->c1 * l->c2;
-    ptrdiff_t nn[2] = {l->c0, l->c1}, ln0, s0, ln1, s1;
+    ptrdiff_t nn[2] = {(ptrdiff_t)l->c0, (ptrdiff_t)l->c1}, ln0, s0, ln1, s1;
     ptrdiff_t reals = precision == WB_FFT_DOUBLE
-                          ? fftw_mpi_local_size_many_transposed(2, nn, 2 * l->c2, FFTW_MPI_DEFAULT_BLOCK,
+                          ? fftw_mpi_local_size_many_transposed(2, nn, (ptrdiff_t)(2 * l->c2), FFTW_MPI_DEFAULT_BLOCK,
                                                                 FFTW_MPI_DEFAULT_BLOCK, comm, &ln0, &s0, &ln1, &s1)
-                          : fftwf_mpi_local_size_many_transposed(2, nn, 2 * l->c2, FFTW_MPI_DEFAULT_BLOCK,
+                          : fftwf_mpi_local_size_many_transposed(2, nn, (ptrdiff_t)(2 * l->c2), FFTW_MPI_DEFAULT_BLOCK,
                                                                  FFTW_MPI_DEFAULT_BLOCK, comm, &ln0, &s0, &ln1, &s1);
     l->in_start = s0;
     l->in_count = ln0;
@@ -229,14 +235,16 @@ int wb_fftmpi_create(struct wb_fftmpi **out, const struct wb_fftmpi_layout *l, i
         return wb_error_set(WB_ENOMEM, "out of memory for %.1f MB of FFT buffers", 2.0 * (double)bytes / 1e6);
     }
     unsigned flags = effort_flags(effort);
+    /* wb_fftmpi_layout refused any shape whose sizes do not fit in ptrdiff_t. */
+    ptrdiff_t n0 = (ptrdiff_t)l->n[0], c0 = (ptrdiff_t)l->c0, c1 = (ptrdiff_t)l->c1;
     if (l->dims == 1) {
-        p->fwd_1d = MAKE(p, mpi_plan_dft_1d, l->n[0], p->buf, p->out, comm, FFTW_FORWARD, flags);
-        p->bwd_1d = MAKE(p, mpi_plan_dft_1d, l->n[0], p->out, p->buf, comm, FFTW_BACKWARD, flags);
+        p->fwd_1d = MAKE(p, mpi_plan_dft_1d, n0, p->buf, p->out, comm, FFTW_FORWARD, flags);
+        p->bwd_1d = MAKE(p, mpi_plan_dft_1d, n0, p->out, p->buf, comm, FFTW_BACKWARD, flags);
     } else {
-        ptrdiff_t cells = 2 * l->c2;
-        p->t_rows = MAKE(p, mpi_plan_many_transpose, l->c0, l->c1, cells, FFTW_MPI_DEFAULT_BLOCK,
+        ptrdiff_t cells = (ptrdiff_t)(2 * l->c2);
+        p->t_rows = MAKE(p, mpi_plan_many_transpose, c0, c1, cells, FFTW_MPI_DEFAULT_BLOCK,
                          FFTW_MPI_DEFAULT_BLOCK, p->buf, p->buf, comm, flags);
-        p->t_cols = MAKE(p, mpi_plan_many_transpose, l->c1, l->c0, cells, FFTW_MPI_DEFAULT_BLOCK,
+        p->t_cols = MAKE(p, mpi_plan_many_transpose, c1, c0, cells, FFTW_MPI_DEFAULT_BLOCK,
                          FFTW_MPI_DEFAULT_BLOCK, p->buf, p->buf, comm, flags);
         plan_local(p, flags);
     }

@@ -8,8 +8,45 @@
 
 #include "core/error.h"
 #include "core/safeio.h"
+#include "core/sysinfo.h"
 #include "fftw/fft.h"
 #include "par/comm.h"
+
+/* The last line of a wisdom file wulfbench saved: the architecture and FFTW build it was measured
+ * with. FFTW's own signature only tells FFTW builds apart, so wisdom carried from an x86 desktop to
+ * an ARM board would otherwise be read there. At the end, so the file still starts as FFTW's own
+ * tools (fftw-wisdom, fftw_import_wisdom_from_filename) expect. */
+#define FINGERPRINT "# wulfbench wisdom for "
+
+static void fingerprint(char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s, %s\n", FINGERPRINT, wb_sysinfo_build_arch(), wb_fft_version());
+}
+
+/* The FFTW wisdom in a file's text, without the fingerprint of this build; an error naming both
+ * builds when the file was saved by another. Files without one (saved by FFTW's tools or older
+ * versions) are left to FFTW's own check. */
+static int check_fingerprint(const char *path, char **text, int64_t *len)
+{
+    char mine[256];
+    fingerprint(mine, sizeof mine);
+    char *line = *text;
+    if (strncmp(line, FINGERPRINT, strlen(FINGERPRINT)) != 0) {
+        line = strstr(*text, "\n" FINGERPRINT);
+        if (!line)
+            return 0;
+        line++;
+    }
+    size_t n = strcspn(line, "\n");
+    if (strncmp(line, mine, strlen(mine) - 1) != 0 || n != strlen(mine) - 1)
+        return wb_error_set(WB_EUSAGE, "--wisdom %s was measured on %.*s; this build is %s, %s: give each "
+                                       "architecture its own wisdom file (e.g. wisdom-%s.txt)",
+                            path, (int)(n - strlen(FINGERPRINT)), line + strlen(FINGERPRINT),
+                            wb_sysinfo_build_arch(), wb_fft_version(), wb_sysinfo_build_arch());
+    *len = line - *text;
+    *line = '\0';
+    return 0;
+}
 
 int wb_fft_wisdom_read_file(const char *path, char **text, int64_t *len)
 {
@@ -27,7 +64,7 @@ int wb_fft_wisdom_read_file(const char *path, char **text, int64_t *len)
     }
     fclose(fp);
     *text = w;
-    return w ? 0 : wb_error_set(WB_ENOMEM, "out of memory for the wisdom file %s", path);
+    return w ? check_fingerprint(path, text, len) : wb_error_set(WB_ENOMEM, "out of memory for the wisdom file %s", path);
 }
 
 int wb_fft_wisdom_share(const char *path)
@@ -67,7 +104,9 @@ int wb_fft_wisdom_save_file(const char *path)
     /* A temp file of our own (mkstemp) beside the target, renamed over it: never through a planted link. */
     int rc = w ? wb_safeio_tmp(path, tmp, sizeof tmp, &fp) : wb_error_set(WB_ENOMEM, "out of memory for wisdom");
     if (rc == 0) {
-        int ok = fputs(w, fp) >= 0;
+        char tail[256];
+        fingerprint(tail, sizeof tail);
+        int ok = fputs(w, fp) >= 0 && fputs("\n", fp) >= 0 && fputs(tail, fp) >= 0;
         ok = fclose(fp) == 0 && ok;
         if (!ok) {
             unlink(tmp);

@@ -5,8 +5,10 @@
 
 #include <stdint.h>
 
-/* Read the file at path into a fresh NUL-terminated *text of *len bytes (free it). A missing or
- * unreadable file gives *text NULL and *len 0: there is no wisdom yet. 0 or WB_ENOMEM. */
+/* Read the FFTW wisdom in the file at path into a fresh NUL-terminated *text of *len bytes (free
+ * it). A missing or unreadable file gives *text NULL and *len 0: there is no wisdom yet. A file that
+ * wb_fft_wisdom_save_file wrote on another architecture or FFTW build is refused, naming both. 0,
+ * WB_EUSAGE or WB_ENOMEM. */
 int wb_fft_wisdom_read_file(const char *path, char **text, int64_t *len);
 
 /* Collective: give every rank rank 0's wisdom, so a cluster plans once. From path (rank 0 reads it;

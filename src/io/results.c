@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/sysinfo.h"
+#include "core/timer.h"
 #include "par/comm.h"
 #include "par/hostfacts.h"
 
@@ -122,7 +124,7 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t space = H5Screate_simple(rank, hd, NULL);
     hid_t d = H5Dcreate2(r->file, dset, type, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-    size_t total = 1;
+    hsize_t total = 1;
     for (int i = 0; i < rank; i++)
         total *= hd[i];
     int ok = d >= 0 && (total == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
@@ -429,9 +431,10 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
         {"command_line", info->command_line}, {"label", info->label}, {"subcommand", info->subcommand},
         {"mpi_library", wb_comm_library_version()}, {"mpi_threads", wb_comm_threads_name()}, {"fftw_version", info->fftw_version}, {"hdf5_version", hdf5},
         {"compiler", compiler}, {"cflags", WB_CFLAGS}, {"status", "running"},
+        {"build_arch", wb_sysinfo_build_arch()}, {"timer_counter", wb_timer_counter_name()},
     };
     int rc = 0;
-    double wtick = MPI_Wtick();
+    double wtick = MPI_Wtick(), tick = wb_timer_tick_s(), counter_hz = wb_timer_counter_hz();
     int64_t seed = (int64_t)info->seed, nr = r->nranks, nn = nnodes, base = info->baseline, unknown = -1,
             zero = 0;
     const struct {
@@ -440,7 +443,8 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
         const void *value;
     } nums[] = {
         {"nranks", H5T_NATIVE_INT64, &nr}, {"nnodes", H5T_NATIVE_INT64, &nn},
-        {"wtick_s", H5T_NATIVE_DOUBLE, &wtick}, {"baseline", H5T_NATIVE_INT64, &base},
+        {"wtick_s", H5T_NATIVE_DOUBLE, &wtick}, {"timer_tick_s", H5T_NATIVE_DOUBLE, &tick},
+        {"counter_hz", H5T_NATIVE_DOUBLE, &counter_hz}, {"baseline", H5T_NATIVE_INT64, &base},
         {"seed", H5T_NATIVE_INT64, &seed}, {"verified", H5T_NATIVE_INT64, &unknown},
         {"points_completed", H5T_NATIVE_INT64, &zero},
     };

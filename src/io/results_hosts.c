@@ -31,4 +31,5 @@ void wb_results_host_facts_type(hid_t t)
     STR_MEMBER(t, fftw_version);
     STR_MEMBER(t, hdf5_version);
     STR_MEMBER(t, model);
+    STR_MEMBER(t, arch);
 }

@@ -107,14 +107,20 @@ static int check_points(const struct dctx *c, MPI_Comm node)
             break;
         int64_t mine = point_bytes(&l), on_node = mine;
         rc = wb_comm_check(MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node), "MPI_Allreduce");
-        int64_t avail = c->d->max_bytes ? c->d->max_bytes : wb_sysinfo_mem_available();
+        const char *why = NULL, *as_why = NULL;
+        int64_t avail = wb_sysinfo_memory_limit(c->d->max_bytes, &why), as = wb_sysinfo_address_space(&as_why);
         char shape[96];
         shape_str(&l, shape, sizeof shape);
-        if (rc == 0 && avail > 0 && on_node > avail)
+        if (rc == 0 && as > 0 && mine > as)
+            rc = wb_error_set(WB_EUSAGE, "shape %s (%s, %s) needs %.2f GB in rank %d but only %.2f GB %s; "
+                                         "use a smaller --n, --precision single, or more ranks",
+                              shape, kinds[l.kind], precs[l.precision], (double)mine / 1e9, c->rank, (double)as / 1e9,
+                              as_why);
+        else if (rc == 0 && avail > 0 && on_node > avail)
             rc = wb_error_set(WB_EUSAGE, "shape %s (%s, %s) needs %.2f GB on the node of rank %d but only %.2f GB %s; "
                                          "use a smaller --n, --precision single, or more nodes",
                               shape, kinds[l.kind], precs[l.precision], (double)on_node / 1e9, c->rank,
-                              (double)avail / 1e9, c->d->max_bytes ? "are allowed by --max-memory" : "are available");
+                              (double)avail / 1e9, why);
         rc = wb_comm_agree(rc);
     }
     return rc;

@@ -293,13 +293,12 @@ int wb_fft_opts_validate(struct wb_options *o)
     if (t->baseline && t->schedule == WB_SCHED_DYNAMIC)
         return wb_error_set(WB_EUSAGE, "--baseline runs in one process, so --schedule dynamic has no meaning; "
                                        "drop one of them");
-    int64_t need = wb_fft_opts_peak_bytes(t);
-    int64_t avail = t->max_bytes ? t->max_bytes : wb_sysinfo_mem_available();
+    const char *why = NULL;
+    int64_t need = wb_fft_opts_peak_bytes(t), avail = wb_sysinfo_memory_limit(t->max_bytes, &why);
     if (avail > 0 && need > avail)
         return wb_error_set(WB_EUSAGE, "the largest point needs about %.1f GB on rank 0 but only %.1f GB %s; "
                                        "use fewer --files or shorter --seconds",
-                            (double)need / 1e9, (double)avail / 1e9,
-                            t->max_bytes ? "are allowed by --max-memory" : "are available");
+                            (double)need / 1e9, (double)avail / 1e9, why);
     return 0;
 }
 
