@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
-# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm fuzz
+# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm fuzz arm
+# arm: qemu-user and mmdebstrap, for make test-arm's Debian arm64 and armhf roots (tests/arm/root.sh).
 # fuzz: clang with its libFuzzer and sanitizer runtimes, for make fuzz.
 # mpich: MPICH and its parallel HDF5 beside Open MPI, for make MPI=mpich; Open MPI stays the system mpicc.
 #   Then FFTW-MPI for MPICH, which Debian does not package, built by jobs/build-fftw-mpi.sh from Debian's
@@ -20,6 +21,7 @@ declare -A GROUP=(
   [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping faketime"
   [slurm]="slurm-wlm munge"
   [fuzz]="clang libclang-rt-14-dev"
+  [arm]="qemu-user-static binfmt-support mmdebstrap arch-test sox faketime procps"
 )
 
 if [ $# -eq 0 ] || [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then

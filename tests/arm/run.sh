@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# make test-arm: wulfbench built and tested in ARM Debian roots under qemu-user, as a Raspberry Pi
+# OS user would build it (the root's own gcc and make), its tests run from this machine's pytest
+# (tests/arm/test_arm.py), which starts the ARM programs in the root and reads what they write.
+# Usage: tests/arm/run.sh [arm64|armhf|all]...   (default all). Needs root (chroot, mounts).
+# Closes with "N passed, N failed, N skipped" over every architecture; exit 1 if anything failed,
+# including a root that could not be built or a binfmt_misc that cannot run ARM programs.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+name=tests/arm/run.sh
+PYTHON=${PYTHON:-/usr/bin/python3}
+NP=${NP:-$(nproc 2>/dev/null || echo 2)}
+
+usage() { echo "usage: $name [arm64|armhf|all]..." >&2; exit 2; }
+arches=()
+for a in "${@:-all}"; do
+    case $a in
+        all) arches+=(arm64 armhf) ;;
+        arm64 | armhf) arches+=("$a") ;;
+        -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) usage ;;
+    esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "$name: needs root (chroot and mounts); run: sudo make test-arm" >&2; exit 1; }
+
+# Open MPI for arm64 (as Raspberry Pi OS 64-bit users run it). armhf's Open MPI 4.1.4 stops in
+# opal_init under qemu-user (its shmem framework finds no component that opens), so armhf runs
+# under MPICH, with FFTW-MPI built for it by jobs/build-fftw-mpi.sh inside the root.
+mpi_of() { case $1 in arm64) echo openmpi ;; armhf) echo mpich ;; esac; }
+
+passed=0 failed=0 skipped=0
+mounted=()
+cleanup() {
+    local m
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null; done
+    mounted=()
+}
+trap cleanup EXIT
+bind() { # bind SRC DST [tmpfs]
+    mkdir -p "$2"
+    if [ "${3:-}" = tmpfs ]; then mount -t tmpfs -o mode=1777 tmpfs "$2"; else mount --bind "$1" "$2"; fi && mounted+=("$2")
+}
+
+# in_root ROOT CMD...: CMD in the root, in /wb, with a clean environment (Open MPI as root allowed).
+in_root() {
+    local root=$1
+    shift
+    chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 /bin/sh -c 'cd /wb && exec "$@"' sh "$@"
+}
+
+# The tracked files (and new ones not ignored) into ROOT/wb, each copied only where its content
+# changed, so the root's make rebuilds what changed and nothing else.
+sync_tree() {
+    local dst=$1/wb list
+    mkdir -p "$dst"
+    list=$(mktemp)
+    if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+        git -C "$repo" ls-files -co --exclude-standard -z >"$list"
+    else
+        find Makefile src tests jobs analysis hostfiles docs README.md -type f -print0 >"$list"
+    fi
+    while IFS= read -r -d '' f; do
+        [ -f "$f" ] || continue
+        if ! cmp -s "$f" "$dst/$f"; then mkdir -p "$dst/$(dirname "$f")" && cp -p "$f" "$dst/$f"; fi
+    done <"$list"
+    rm -f "$list"
+}
+
+tally() { # the last "N passed ... N failed ... N skipped" line of a log
+    local line p f s
+    line=$(grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$1" | tail -1)
+    p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
+    f=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | awk '{ n += $1 } END { if (NR) print n }')
+    s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
+    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
+    if [ "$2" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
+}
+
+log=$(mktemp)
+for arch in "${arches[@]}"; do
+    started=$SECONDS
+    mpi=$(mpi_of "$arch")
+    echo "== $arch ($mpi)"
+    if ! root=$(bash tests/arm/root.sh "$arch"); then
+        echo "FAIL: $arch: no root to test in (above)"; failed=$((failed + 1)); continue
+    fi
+    bind /proc "$root/proc" && bind /sys "$root/sys" && bind /dev "$root/dev" && bind /dev/pts "$root/dev/pts" &&
+        bind - "$root/dev/shm" tmpfs && bind - "$root/tmp" tmpfs ||
+        { echo "FAIL: $arch: could not mount /proc, /sys, /dev into $root"; failed=$((failed + 1)); cleanup; continue; }
+    sync_tree "$root"
+    if [ "$mpi" = mpich ]; then
+        # Debian packages FFTW-MPI for Open MPI only: build it for the root's MPICH once (kept in the root).
+        in_root "$root" bash jobs/build-fftw-mpi.sh >"$log" 2>&1 ||
+            { echo "FAIL: $arch: FFTW-MPI for MPICH did not build: $(tail -1 "$log")"; failed=$((failed + 1)); cleanup; continue; }
+    fi
+    b=build; [ "$mpi" = mpich ] && b=build-mpich
+    echo "building in the root: make -j$NP MPI=$mpi (the root's $(in_root "$root" gcc -dumpfullversion) for $arch)"
+    t0=$SECONDS
+    if ! in_root "$root" make -j"$NP" MPI="$mpi" all "$b/wulfbench-faults" units "$b/tests/wbspectra" >"$log" 2>&1; then
+        grep -E 'error|Error' "$log" | head -5
+        echo "FAIL: $arch: the build failed in the root (make MPI=$mpi)"; failed=$((failed + 1)); cleanup; continue
+    fi
+    echo "built in $((SECONDS - t0)) s"
+    WB_ARM_ROOT=$root WB_ARM_ARCH=$arch WB_ARM_MPI=$mpi WB_ARM_BUILD=$b \
+        "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/arm 2>&1 | tee "$log"
+    tally "$log" "${PIPESTATUS[0]}"
+    cleanup
+    echo "== $arch done in $((SECONDS - started)) s"
+done
+rm -f "$log"
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
