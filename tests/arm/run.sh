@@ -98,7 +98,7 @@ for arch in "${arches[@]}"; do
     b=build; [ "$mpi" = mpich ] && b=build-mpich
     echo "building in the root: make -j$NP MPI=$mpi (the root's $(in_root "$root" gcc -dumpfullversion) for $arch)"
     t0=$SECONDS
-    if ! in_root "$root" make -j"$NP" MPI="$mpi" all "$b/wulfbench-faults" units "$b/tests/wbspectra" >"$log" 2>&1; then
+    if ! in_root "$root" make -j"$NP" MPI="$mpi" all units "$b/tests/wbspectra" >"$log" 2>&1; then
         grep -E 'error|Error' "$log" | head -5
         echo "FAIL: $arch: the build failed in the root (make MPI=$mpi)"; failed=$((failed + 1)); cleanup; continue
     fi
