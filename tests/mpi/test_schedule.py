@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import error_lines, run_faults, run_faults_each, run_wb
+from conftest import MachineLoad, error_lines, run_faults, run_faults_each, run_wb
 
 SCHEDULES = ("pipelined", "phased", "dynamic")
 
@@ -117,8 +117,9 @@ def test_phase_times_follow_their_definitions(tmp_path):
 
 def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
     out = tmp_path / "t.h5"
-    r = run_wb(3, "fft", "--sweep", "files", "--files", "4", "--file-seconds", "1", "--reps", "2", "--warmup", "0",
-               "--local", "mpi", "--chunk", "4", "-o", str(out))
+    with MachineLoad(cores=3) as load:
+        r = run_wb(3, "fft", "--sweep", "files", "--files", "4", "--file-seconds", "1", "--reps", "2",
+                   "--warmup", "0", "--local", "mpi", "--chunk", "4", "-o", str(out))
     assert r.returncode == 0, r.stderr
     with h5py.File(out) as f:
         g = f["fft/p000"]
@@ -126,18 +127,23 @@ def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
         assert h5py.check_enum_dtype(g["timeline"].dtype["phase"]) == {"recv": 0, "compute": 1, "send": 2}
         assert set(tl["rank"]) == {0, 1, 2}
         assert np.all(tl["t_end"] >= tl["t_start"]) and np.all(tl["t_start"] >= 0)
-        assert tl["t_end"].max() <= g["t_total"][-1] * 1.05
-        frames = g["frames"][()]
-        for q in (1, 2):
-            mine = tl[tl["rank"] == q]
-            recv, comp, send = (mine[mine["phase"] == k] for k in (0, 1, 2))
-            n = -(-int(frames[q]) // 4)
-            assert len(recv) == len(comp) == len(send) == n
-            assert np.all(recv["t_end"] <= comp["t_start"] + 1e-9)
-            assert np.all(comp["t_end"] <= send["t_start"] + 1e-9)
-            # The first results left before the last samples came in: the pipeline ran.
-            assert send["t_start"][0] < recv["t_end"][-1]
-        assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == -(-int(frames[0]) // 4)
+        t_total_last, frames = g["t_total"][-1], g["frames"][()]
+    overlaps = []
+    for q in (1, 2):
+        mine = tl[tl["rank"] == q]
+        recv, comp, send = (mine[mine["phase"] == k] for k in (0, 1, 2))
+        n = -(-int(frames[q]) // 4)
+        assert len(recv) == len(comp) == len(send) == n
+        assert np.all(recv["t_end"] <= comp["t_start"] + 1e-9)
+        assert np.all(comp["t_end"] <= send["t_start"] + 1e-9)
+        overlaps.append(send["t_start"][0] < recv["t_end"][-1])
+    assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == -(-int(frames[0]) // 4)
+    # When and in what order the chunks ran is up to the scheduler once other work shares the cores.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; timeline ends at {tl['t_end'].max():.6f} s, t_total {t_total_last:.6f} s")
+    assert tl["t_end"].max() <= t_total_last * 1.05
+    # The first results left before the last samples came in: the pipeline ran.
+    assert all(overlaps)
 
 
 def test_link_figures_on_one_node_and_with_a_rate(tmp_path):
