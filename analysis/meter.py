@@ -157,8 +157,13 @@ def read(path: Path, node: str) -> Log:
         return log
     lines = text.splitlines()
     delim = _delimiter(lines)
-    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delim)
-            if r and any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    cells = csv.reader(io.StringIO(text), delimiter=delim)
+    try:
+        rows = [r for r in cells if r and any(c.strip() for c in r) and not r[0].lstrip().startswith("#")]
+    except csv.Error as exc:
+        # A corrupt export can hold a line of megabytes: csv stops at its field limit.
+        log.error = f"cannot be parsed as CSV at line {cells.line_num} ({exc})"
+        return log
     if not rows:
         log.error = "holds no rows"
         return log

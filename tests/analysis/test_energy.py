@@ -437,3 +437,19 @@ def test_sources_state_what_measuring_cost(tmp_path):
     line = energy.analyse([run], [], energy.Options(), {}).sources[run.name]
     pids = [p.id for p in run.points]
     assert f"at most {0.1 * len(pids):.2g}% of a core" in line and "through mailbox" in line, line
+
+
+def test_a_line_past_the_csv_field_limit_costs_only_that_log(tmp_path):
+    path, windows = _unmeasured_run(tmp_path)
+    a, b = _span(windows)
+    huge = tmp_path / "huge.csv"
+    huge.write_text(fixtures.write_meter_log(tmp_path / "ok.csv", a, b, 6.0).read_text()
+                    + "1," + "9" * 2_000_000 + "\n")
+    out = tmp_path / "report"
+    proc = run_cli(str(path), "-o", str(out), "-q", "--power-log", f"all={huge}")
+    assert proc.returncode == 0, proc.stderr
+    named = [l for l in proc.stderr.splitlines() if "huge.csv: meter log unreadable" in l]
+    assert len(named) == 1 and "field larger than field limit" in named[0], proc.stderr
+    assert "internal error" not in proc.stderr
+    assert "huge.csv: meter log unreadable" in (out / "summary.md").read_text()
+
