@@ -119,13 +119,16 @@ class _Analysis:
                 self.warn(f"--power-log {log.node}={log.path}: no run has a host named "
                           f"{log.node} in /hosts (hosts: {', '.join(sorted(hosts)) or 'none'}); "
                           "the log is not used")
-        spans = []
+        spans, base_spans = [], []
         for run in self.runs:
             fe = read_file(run.path)
             for p in fe.problems:
                 self.warn(f"{run.name}: {p}")
             spans.append(self._run(run, fe))
+            if run.is_baseline or run in self.baselines:
+                base_spans.append((run, spans[-1]))
         self._log_warnings(spans)
+        self._all_log_on_baselines([s for s in spans if all(s is not b for _, b in base_spans)], base_spans)
         kinds = {k.lower() for k, _ in self.opts.prices}
         for kind in sorted(kinds - self.price_used):
             names = sorted({v for r in self.runs for n in nodes_of(r)
@@ -153,6 +156,23 @@ class _Analysis:
                 where = (f"unmeasured where it touches them: {', '.join(cost)}" if cost
                          else "no repetition falls in the bad stretch")
                 self.warn(f"--power-log {log.node}={log.path}: meter log {problem}; {where}")
+
+    def _all_log_on_baselines(self, cluster: list[tuple[float, float]],
+                              base_spans: list[tuple[Run, tuple[float, float]]]) -> None:
+        """`all` stands for the whole cluster and is never applied to a baseline run (a desktop), so a
+        log that overlaps only baselines would measure nothing without a word: say so once, naming
+        the HOST=FILE that applies it."""
+        for log in self.logs:
+            if log.node.lower() != "all" or not log.usable \
+                    or any(meter.overlaps(log, *s) for s in cluster):
+                continue
+            hit = [run for run, s in base_spans if meter.overlaps(log, *s)]
+            if hit:
+                hosts = sorted({n.hostname for run in hit for n in nodes_of(run)})
+                self.warn(f"--power-log all={log.path}: a log of the whole cluster, but the only runs "
+                          f"it overlaps are baselines ({', '.join(r.name for r in hit)}), and all= is "
+                          "never applied to a baseline, so it is not used; to measure that machine pass "
+                          + " or ".join(f"--power-log {h}={log.path}" for h in hosts))
 
     def _run(self, run: Run, fe: FileEnergy) -> tuple[float, float]:
         is_base = run.is_baseline or run in self.baselines
