@@ -116,6 +116,11 @@ def link_bound(s: PointStats, nodes: int, rate: tuple[float, str] | None) -> Lin
     return LinkBound(m_in, m_out, rate[0], rate[1], head_computes)
 
 
+# How the limit's parts read in a sentence; "the root" stays the CSV's limit value.
+LIMIT_WORDS = {"link": "the link", "messaging": "messaging", "compute": "compute",
+               "the root": "the head node's work outside the three phases"}
+
+
 def limit(s: PointStats, nodes: int, bound: LinkBound | None) -> tuple[str, str]:
     """What the cluster's time per request goes to: the link (messaging on one node), compute,
     or the root (what the head node does outside the three phases)."""
@@ -126,8 +131,9 @@ def limit(s: PointStats, nodes: int, bound: LinkBound | None) -> tuple[str, str]
              "compute": float(np.nan_to_num(med["compute"])),
              "the root": max(0.0, float(np.nan_to_num(med["overhead"])))}
     what = max(parts, key=lambda k: parts[k])
-    spent = ", ".join(f"{k} {tables.fmt_time(v) if v > 0 else 'nothing'}" for k, v in parts.items())
-    text = f"{what} ({spent}, of {tables.fmt_time(med['total'])} per request"
+    took = [f"{LIMIT_WORDS[k]}{' took' if not n else ''} {tables.fmt_time(v) if v > 0 else 'none'}"
+            for n, (k, v) in enumerate(parts.items())]
+    text = f"{what} (of {tables.fmt_time(med['total'])} per request, {', '.join(took[:-1])} and {took[-1]}"
     if bound is not None and nodes > 1:
         text += f"; the line rate alone needs {tables.fmt_time(bound.bound_s(nodes))}"
     return what, text + ")"
