@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import point_detail, model, scaling, stats, tables
+from . import derive, point_detail, model, scaling, stats, tables
 from .derive import Comparison, PointStats
 from .runs import Run
 from .tables import Ci, Column, Table
@@ -65,7 +65,7 @@ class Row:
     break_even: BreakEven
     limit: str  # link (messaging on one node), compute or the root
     limit_text: str
-    flag: str = ""  # IMPLAUSIBLE when only such a comparison was there (Read first says why)
+    flag: str = ""  # IMPLAUSIBLE when only such a comparison was there, and where it is explained
     extra: dict[str, str] = field(default_factory=dict)  # more columns, shown after these
 
     @property
@@ -304,7 +304,7 @@ def rows(runs: list[Run], baselines: list[Run], stats_by_run: dict[str, list[Poi
                 break_even=break_even(head, sorted(by_nodes.items()), items, bound, t_ref,
                                       against, max_nodes),
                 limit=what, limit_text=why,
-                flag="IMPLAUSIBLE, see Read first" if head.implausible else ""))
+                flag=derive.implausible_flag(head, paired)))
     return out
 
 

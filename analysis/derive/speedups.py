@@ -58,6 +58,20 @@ class Comparison:
         return out
 
 
+def implausible_flag(c: Comparison, paired: list[Comparison]) -> str:
+    """"IMPLAUSIBLE, see <where it is explained>" for an implausible comparison, "" otherwise. A
+    cross-run speedup of a run that also has a paired one is explained beside the speedups (the
+    paired figure is the one to use), every other under "Read first"."""
+    if not c.implausible:
+        return ""
+    return "IMPLAUSIBLE, see " + ("Speedup" if secondary(c, paired) else "Read first")
+
+
+def secondary(c: Comparison, paired: list[Comparison]) -> bool:
+    """A cross-run comparison of a run that has a paired one, whose figure is the one to use."""
+    return c.kind == "cross-run" and any(p.run is c.run for p in paired)
+
+
 def compare_paired(run: Run, items: list[PointStats],
                    baselines: dict[str, np.ndarray]) -> list[Comparison]:
     """Speedup per point as the median of the paired ratios baseline t_total[r] /

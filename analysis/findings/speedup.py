@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import compare, stats, tables
+from .. import compare, derive, stats, tables
 from ..derive import Comparison, Crossover
 from ..document import bold
 from ..tables import Table
@@ -83,8 +83,7 @@ def speedup_findings(ctx) -> SpeedupFindings:
         for c in ctx.paired + ctx.cross:
             if c.implausible:
                 # a run's paired figure is the one to use: its same-machine cross-run one waits below
-                to = (below if c.kind == "cross-run" and any(p.run is c.run for p in ctx.paired)
-                      else warnings)
+                to = below if derive.secondary(c, list(ctx.paired)) else warnings
                 to.append(f"{bold(c.run.name)} {c.cluster.point.id} ({c.kind}): IMPLAUSIBLE speedup "
                           f"{c.speedup:.3g} on p={c.p} ({'; '.join(c.implausible)}). Not a finding. "
                           f"Likely causes: {_causes(ctx, c)}.")

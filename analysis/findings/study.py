@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tables
+from .. import derive, tables
 from ..derive import PointStats
 from .service import saturation_text
 
@@ -59,7 +59,7 @@ def _speedup_text(ctx) -> str:
             text = (f"{run.name} ({kind}): S {top.speedup:.3g} [{top.ci_lo:.3g}, {top.ci_hi:.3g}] "
                     f"at {_at(top.cluster)}")
             if top.implausible:
-                text += " IMPLAUSIBLE, see Read first"
+                text += " " + derive.implausible_flag(top, list(ctx.paired))
             cross = [c for c in ctx.crossings if c.run is run and c.kind == kind]
             if cross:
                 text += "; " + "; ".join(f"{c.scenario}: {tables.crossover_short(c)}"

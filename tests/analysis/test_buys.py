@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import math
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import h5py
@@ -193,9 +194,10 @@ def _block(page: str, ident: str) -> str:
     return m.group(1) if m else ""
 
 
-def test_page_leads_with_what_the_cluster_buys(tmp_path):
+def _make_run_like(tmp_path) -> tuple[Path, str]:
     """A make-run-like folder: a 4-rank run on one desktop with its paired baseline, and a
-    separate baseline on the same machine whose cross-run speedups are above p."""
+    separate baseline on the same machine whose cross-run speedups are above p. Its report
+    folder and page."""
     here = dataclasses.replace(DESK, baseline=False, label="suite, 4 ranks on desk",
                                hosts=("desk",), ranks_per_node=4, beta_Bps=1e10, seed=5)
     suite = fixtures.write_run(tmp_path / "in" / "suite.h5", here)
@@ -205,7 +207,11 @@ def test_page_leads_with_what_the_cluster_buys(tmp_path):
     out = tmp_path / "r"
     proc = run_cli(str(tmp_path / "in"), "-o", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
-    page = (out / "index.html").read_text(encoding="utf-8")
+    return out, (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_page_leads_with_what_the_cluster_buys(tmp_path):
+    out, page = _make_run_like(tmp_path)
     ids = re.findall(r"<(?:h2|div class='[a-z]+') id='([a-z]+)'", page)
     assert ids[0] == "buys" and page.index("What the cluster buys") < page.index("id='summary'")
     assert "IMPLAUSIBLE" not in _block(page, "readfirst")
@@ -236,3 +242,13 @@ def test_a_desktop_run_beside_the_cluster_against_another_desktop_draws(tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "internal error" not in proc.stderr
     assert (out / "speedup.png").stat().st_size > 0
+
+
+def test_every_implausible_flag_points_where_it_is_explained(tmp_path):
+    out, page = _make_run_like(tmp_path)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    flags = re.findall(r"IMPLAUSIBLE, see ([A-Z][a-z]+(?: first)?)", page + summary)
+    assert flags, "the make-run-like report flags its cross-run speedups"
+    where = {"Read first": _block(page, "readfirst"), "Speedup": page.split("id='baseline'", 1)[1]}
+    for place in set(flags):
+        assert "IMPLAUSIBLE speedup" in where[place], place
