@@ -325,9 +325,8 @@ SHOWN = ["run", "against", "kind", "workload", "nodes", "t_cluster", "t_against"
          "per_node", "break_even_short", "limit"]
 
 NOTE = ("Throughput ratio = the reference's median time per request / the cluster's (above 1 the "
-        "cluster is faster); 95 % CI: cross-machine a bootstrap over both runs' repetitions, "
-        "cross-run the two medians' intervals, paired the CI of the median of per-repetition "
-        "ratios. Ratio per node = ratio / nodes. Break-even nodes: measured series, else the "
+        "cluster is faster); 95 % CI: cross-run and cross-machine from the two medians' "
+        "intervals, paired the CI of the median of per-repetition ratios. Ratio per node = ratio / nodes. Break-even nodes: measured series, else the "
         "link bound, else a validated forecast (the statements below give the figures). "
         "Kinds of comparison: docs/comparison.md.")
 

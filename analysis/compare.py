@@ -4,7 +4,7 @@
 
 For every FFT point the two files have in common (same scenario, mode,
 precision, frame, file count and seconds per file) it prints the median
-t_total of each, the ratio B/A with a 95 % bootstrap confidence interval,
+t_total of each, the ratio B/A with its 95 % confidence interval,
 which run is faster, and whether the difference is significant (the interval
 excludes 1). It writes the same table as DIR/compare.csv and DIR/compare.html.
 A and B are separate runs: machine drift between them is part of the
@@ -28,38 +28,6 @@ from .reader import InputError, open_run
 from .runs import Run, name_runs
 
 PROG = prog_name("compare")
-BOOTSTRAP_RESAMPLES = 4000
-BOOTSTRAP_SEED = 20240501  # fixed, so a comparison prints the same interval every time
-LEVEL = 0.95
-
-
-def median_ratio_ci(num: np.ndarray, den: np.ndarray, level: float = LEVEL,
-                    resamples: int = BOOTSTRAP_RESAMPLES,
-                    seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
-    """median(num) / median(den) and its percentile-bootstrap confidence interval.
-
-    Each sample is resampled with replacement on its own (the runs are
-    independent, not paired), the ratio of the two medians is taken for every
-    resample, and the interval is the (1-level)/2 and (1+level)/2 quantiles of
-    those ratios. NaNs are dropped; (NaN, NaN, NaN) when either side is empty
-    or a median is not positive."""
-    a = np.asarray(num, dtype=float).reshape(-1)
-    b = np.asarray(den, dtype=float).reshape(-1)
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    nan = float("nan")
-    if a.size == 0 or b.size == 0 or not np.median(b) > 0:
-        return nan, nan, nan
-    ratio = float(np.median(a) / np.median(b))
-    rng = np.random.default_rng(seed)
-    med_a = np.median(a[rng.integers(0, a.size, (resamples, a.size))], axis=1)
-    med_b = np.median(b[rng.integers(0, b.size, (resamples, b.size))], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = med_a / med_b
-    ratios = ratios[np.isfinite(ratios)]
-    if ratios.size == 0:
-        return ratio, nan, nan
-    lo, hi = np.quantile(ratios, [(1 - level) / 2, (1 + level) / 2])
-    return ratio, float(lo), float(hi)
 
 
 # Memory a kernel reports for one machine moves a little between boots (reserved pages).
@@ -145,11 +113,10 @@ class MachineComparison(derive.Comparison):
         return self.scaled(self.base_cores / self.cores)
 
 
-def classify(comps: list[derive.Comparison], bases: list[Run],
-             base_stats: list[list[derive.PointStats]]) -> list[derive.Comparison]:
+def classify(comps: list[derive.Comparison], bases: list[Run]) -> list[derive.Comparison]:
     """Each cross-run comparison as it is, when the baselines ran on the run's own hardware, or
-    as a MachineComparison whose interval is the bootstrap one of the ratio of medians over both
-    runs' repetitions (with two baselines it spans both)."""
+    as a MachineComparison: the same ratio and interval (derive.ratio_ci), read as a relative
+    throughput."""
     out: list[derive.Comparison] = []
     for c in comps:
         kinds = [hardware_kind(c.run, b) for b in bases]
@@ -157,20 +124,10 @@ def classify(comps: list[derive.Comparison], bases: list[Run],
         if not other:
             out.append(c)
             continue
-        cluster_t = c.cluster.point.times["t_total"]
-        los, his = [], []
-        for items in base_stats:
-            match = next((s for s in items if s.usable and s.point.key == c.cluster.point.key), None)
-            if match is not None:
-                _r, lo, hi = median_ratio_ci(match.point.times["t_total"], cluster_t)
-                los.append(lo)
-                his.append(hi)
-        lo = min(los) if los else float("nan")
-        hi = max(his) if his else float("nan")
         out.append(MachineComparison(
             run=c.run, cluster=c.cluster, base=c.base, kind="cross-machine",
-            base_name=c.base_name, speedup=c.speedup, ci_lo=lo, ci_hi=hi, n=c.n, drift=c.drift,
-            nodes=model.node_count(c.run), cores=total_cores(c.run),
+            base_name=c.base_name, speedup=c.speedup, ci_lo=c.ci_lo, ci_hi=c.ci_hi, n=c.n,
+            drift=c.drift, nodes=model.node_count(c.run), cores=total_cores(c.run),
             base_cores=total_cores(bases[0]) if bases else 0, why=other[0]))
     return out
 
@@ -229,7 +186,7 @@ def compare_runs(a: Run, b: Run) -> tuple[list[Row], list[str]]:
         seen.add(s.point.key)
         ta = derive.series_samples(s.point)["total"]
         tb = derive.series_samples(other.point)["total"]
-        ratio, lo, hi = median_ratio_ci(tb, ta)
+        ratio, lo, hi = derive.ratio_ci([tb], ta)
         rows.append(Row(point=describe(s), id_a=s.point.id, id_b=other.point.id,
                         n_a=int(np.isfinite(ta).sum()), n_b=int(np.isfinite(tb).sum()),
                         median_a_s=s.median, median_b_s=other.median, ratio=ratio,
@@ -269,9 +226,9 @@ def _ratio(value: float) -> str:
 CAVEAT = ("A and B are separate runs: anything that changed between them (other load on "
           "the machine, clock speed, temperature) is part of the ratio. The interval covers "
           "the repetition-to-repetition noise of each run, not drift between runs.")
-METHOD = (f"ratio = median t_total of B / median t_total of A; 95 % percentile-bootstrap "
-          f"interval of that ratio ({BOOTSTRAP_RESAMPLES} resamples of each run's repetitions, "
-          f"independently); significant when the interval excludes 1.")
+METHOD = ("ratio = median t_total of B / median t_total of A; 95 % interval [B's CI low / A's CI "
+          "high, B's CI high / A's CI low] from each median's distribution-free interval (the "
+          "cross-run speedup's rule, analysis/README.md); significant when it excludes 1.")
 
 
 def text_table(rows: list[Row], name_a: str, name_b: str) -> list[str]:

@@ -13,8 +13,8 @@ and a series needs two or more different (nodes, ranks) counts.
 
 The x axis is nodes when the node count varies, else ranks. Speedup S is the
 reference's median t_total over this count's, where the reference is the
-smallest count present (1 node or 1 rank when measured), with a 95 %
-percentile-bootstrap interval of that ratio of medians (analysis.compare).
+smallest count present (1 node or 1 rank when measured), with the 95 %
+interval of that ratio of medians that the cross-run speedup uses (derive.ratio_ci).
 Ideal = count / reference count; efficiency = S / ideal. Baseline runs
 (`--baseline`, root attribute baseline=1) and invalid or unusable points are
 left out: they are not a cluster of that size.
@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 from . import derive, tables
-from .compare import median_ratio_ci
 from .cliutil import guarded_main, new_parser, prog_name
 from .reader import find_result_files, open_run
 from .runs import Run, name_runs
@@ -144,7 +143,7 @@ def scaling_rows(runs: list[Run]) -> tuple[list[dict], list[str]]:
             count = e.nodes if by_nodes else e.ranks
             ideal = count / ref_count
             samples = derive.series_samples(e.stats.point)["total"]
-            sp, lo, hi = median_ratio_ci(ref_samples, samples)
+            sp, lo, hi = derive.ratio_ci([ref_samples], samples)
             eff = sp / ideal
             flag = ""
             if e is not ref and np.isfinite(eff) and eff > 1.0:
@@ -167,7 +166,8 @@ def table(rows: list[dict]) -> Table:
     return Table(name="scaling", title="Measured scaling (one row per point and count)",
                  columns=COLUMNS, rows=rows,
                  note="Speedup = the reference count's median t_total / this count's; 95 % "
-                      "percentile-bootstrap interval of that ratio of medians. Efficiency = "
+                      "interval [reference CI low / CI high, reference CI high / CI low] from "
+                      "each median's distribution-free interval. Efficiency = "
                       "speedup / ideal, ideal = count / reference count.")
 
 
@@ -224,7 +224,7 @@ def plot(rows: list[dict], outdir: Path, name: str = "scaling.png") -> str | Non
     ax_t.set_title("request time (95 % CI of the median)")
     against = refs[0] if len(refs) == 1 else "the smallest count of each series"
     ax_s.set_ylabel(f"speedup against {against}, linear")
-    ax_s.set_title("speedup (95 % bootstrap CI)")
+    ax_s.set_title("speedup (95 % CI)")
     ax_e.set_ylabel("parallel efficiency [%], linear")
     ax_e.set_title("efficiency = speedup / ideal")
     ax_s.legend(fontsize=7, loc="upper left")

@@ -19,7 +19,7 @@ from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowe
                    compute_samples, median_total, PointStats, point_stats, run_point_stats,
                    RankStats, rank_stats, default_point)
 from .speedups import (Comparison, compare_paired, compare, Crossover, crossovers, implausible_flag,
-                       secondary)
+                       ratio_ci, secondary)
 from .transfer import (TransferCurve, _bandwidth, p2p_curve, TransferStats, transfer_stats,
                        LinkMap, link_map, DfftStats, dfft_stats, transpose_over_bibw, collective_curve, ring_curves)
 from .load_steps import LoadStepStats, load_step_stats, Saturation, judge_step, load_analysis

@@ -116,7 +116,7 @@ def _comparisons(runs: list[Run], baselines: list[Run], stats: Mapping[str, list
             if not found:
                 unmatched.append(run.name)
             cross += found
-        cross = compare.classify(cross, usable_bases, [stats[b.name] for b in usable_bases])
+        cross = compare.classify(cross, usable_bases)
     return paired, cross, notes, unmatched
 
 

@@ -253,7 +253,7 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
     name = _save(fig, outdir, name)
     if not parallel:
         return Figure(name, title, "Relative throughput against a baseline on other hardware "
-                      "(baseline median / cluster median) with its 95 % bootstrap CI (log scale) "
+                      "(baseline median / cluster median) with its 95 % CI (log scale) "
                       "and the break-even line 1. Not a parallel speedup: no ideal line, "
                       "efficiency or Karp–Flatt fraction. The dotted line marks the crossover.")
     return Figure(name, title,

@@ -45,7 +45,7 @@ def baseline_section(rep: Report, ctx: Findings) -> None:
             sec.para(f"{bold('Cross-machine')}: {', '.join(f.machine_runs)} "
                      f"ran on other hardware than the baseline ({f.machine_why}; the rule is in "
                      "docs/comparison.md). The ratio is the relative throughput, baseline median / "
-                     "cluster median, with a 95 % percentile-bootstrap CI over both runs' "
+                     "cluster median, with the cross-run CI from both runs' "
                      "repetitions, also per node and per core. It is not a parallel speedup: no "
                      "efficiency or Karp–Flatt fraction is given, and a ratio above p is no sign "
                      "of an error.")

@@ -48,8 +48,8 @@ def comparison(comps: list[Comparison], name: str, title: str) -> Table:
                       "and after) it spans both, so their drift (after / before − 1) is inside "
                       "it. E = S/p, e = (1/S − 1/p)/(1 − 1/p), p = ranks that compute."
                       + (" Cross-machine (the baseline ran on other hardware): S is the relative "
-                         "throughput with a 95 % bootstrap CI over both runs, per node and per "
-                         "core beside it; no E or e." if machine else ""),
+                         "throughput with the same CI, per node and per core beside it; no E "
+                         "or e." if machine else ""),
                  html_columns=["run", "point", "kind", "workload", "p", "speedup"]
                  + (["per_node", "per_core"] if machine else [])
                  + (["efficiency", "karp_flatt"] if len(machine) < len(comps) else [])
