@@ -68,18 +68,23 @@ def pinned_fft(out: Path, cpu: str) -> dict[str, float]:
 @pytest.mark.skipif(not shutil.which("taskset"), reason="needs taskset")
 def test_a_core_shared_with_a_busy_loop_reads_about_half_and_the_report_says_why(tmp_path):
     cpu = str(max(os.sched_getaffinity(0)))
-    alone = pinned_fft(tmp_path / "a.h5", cpu)
-    hog = subprocess.Popen(["taskset", "-c", cpu, "sh", "-c", "while :; do :; done"])
-    try:
-        shared = pinned_fft(tmp_path / "s.h5", cpu)
-    finally:
-        hog.kill()
-        hog.wait()
+    # The loop is waited for inside the block, so its CPU time counts as this test's own.
+    with MachineLoad(cores=1) as load:
+        alone = pinned_fft(tmp_path / "a.h5", cpu)
+        hog = subprocess.Popen(["taskset", "-c", cpu, "sh", "-c", "while :; do :; done"])
+        try:
+            shared = pinned_fft(tmp_path / "s.h5", cpu)
+        finally:
+            hog.kill()
+            hog.wait()
+    text = report_warnings(tmp_path / "s.h5", tmp_path)
+    assert "rank 0" in text and "ran on its core only" in text and "steal" in text, text
+    # Alone and beside the loop are told apart only when nothing else took a share of that core.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; alone {alone}, beside the loop {shared}")
     assert alone["cpu_share"] >= 0.8, alone
     assert 0.3 <= shared["cpu_share"] <= 0.7, shared
     # The wall time grew by about the share the loop took; the CPU time is still what the code costs.
     assert shared["t_total"] >= 1.4 * alone["t_total"], (alone, shared)
     assert 0.7 <= shared["t_cpu"] / alone["t_cpu"] <= 1.4, (alone, shared)
-    text = report_warnings(tmp_path / "s.h5", tmp_path)
-    assert "rank 0" in text and "ran on its core only" in text and "steal" in text, text
     assert "ran on its core only" not in report_warnings(tmp_path / "a.h5", tmp_path / "alone")
