@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from .reader import InputError
+from .reader import InputError, UsageError
 from .runs import Run
 
 
@@ -28,10 +28,6 @@ def bad_file_lines(named: list[InputError], found: list[InputError], runs: list[
     lines += [f"{prog}: {err.subject}: {err.what}; skipped (found in a folder; {err.todo})"
               for err in found]
     return lines
-
-
-class UsageError(Exception):
-    """A bad command line: exit 2."""
 
 
 def new_parser(default_prog: str, description: str, epilog: str):

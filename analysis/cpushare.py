@@ -11,20 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import h5py
 import numpy as np
 
-from .h5groups import hosts_by_rank
-from .reader import open_h5
+from . import records
 
 SHARE_WARN = 0.9  # a rank alone on its core runs 99.9 % of its wall time here
 
 
-def _medians(group: h5py.Group) -> np.ndarray | None:
+def _medians(share: np.ndarray | None) -> np.ndarray | None:
     """Median over repetitions of each rank's cpu_share; None where the point has none."""
-    if "cpu_share" not in group:
+    if share is None:
         return None
-    share = np.asarray(group["cpu_share"][()], dtype=float)
     share = share.reshape(share.shape[0], -1) if share.ndim else share.reshape(1, 1)
     with np.errstate(all="ignore"):
         return np.array([np.nanmedian(c) if np.isfinite(c).any() else np.nan for c in share.T])
@@ -40,29 +37,23 @@ def warnings(path: Path) -> list[str]:
     under SHARE_WARN of their time (median over a point's repetitions). [] when no point records
     cpu_share, or none is short of it."""
     try:
-        fh = open_h5(path)
+        rec = records.cpu_shares(path)
     except OSError:
         return []  # the loader has said why the file cannot be read
-    with fh:
-        if "fft" not in fh:
-            return []
-        hosts = hosts_by_rank(fh)
-        low: dict[int, list[float]] = {}
-        base: list[float] = []
-        points = flagged = 0
-        for pid in sorted(fh["fft"].keys()):
-            group = fh["fft"][pid]
-            med = _medians(group) if isinstance(group, h5py.Group) else None
-            if med is None:
-                continue
-            points += 1
-            short = [(q, m) for q, m in enumerate(med) if np.isfinite(m) and m < SHARE_WARN]
-            flagged += bool(short)
-            for q, m in short:
-                low.setdefault(q, []).append(float(m))
-            alone = _medians(group["baseline"]) if "baseline" in group else None
-            if alone is not None and np.isfinite(alone[0]) and alone[0] < SHARE_WARN:
-                base.append(float(alone[0]))
+    hosts = rec.hosts
+    low: dict[int, list[float]] = {}
+    base: list[float] = []
+    points = flagged = 0
+    for _pid, share, baseline in rec.points:
+        med = _medians(share)
+        points += 1
+        short = [(q, m) for q, m in enumerate(med) if np.isfinite(m) and m < SHARE_WARN]
+        flagged += bool(short)
+        for q, m in short:
+            low.setdefault(q, []).append(float(m))
+        alone = _medians(baseline)
+        if alone is not None and np.isfinite(alone[0]) and alone[0] < SHARE_WARN:
+            base.append(float(alone[0]))
     out = []
     why = ("another rank or program shared the core, a CPU quota (a cgroup or container limit) "
            "held it back, or the hypervisor gave it to another guest (steal)")

@@ -13,20 +13,16 @@ import sys
 
 import numpy as np
 
-from .reader import open_h5
+from . import records
 
 
 def point_medians(path: str) -> dict[tuple, float]:
     """Median t_total of every fft point, keyed by what the point measured."""
     out: dict[tuple, float] = {}
-    with open_h5(path) as f:
-        for g in f.get("fft", {}).values():
-            a = g.attrs
-            key = (str(a.get("scenario", "")), int(a.get("nfiles", 0)), round(float(a.get("seconds_per_file", 0)), 3))
-            t = np.asarray(g["t_total"][()], dtype=float) if "t_total" in g else np.array([])
-            t = t[np.isfinite(t) & (t > 0)]
-            if t.size:
-                out[key] = float(np.median(t))
+    for key, t in records.fft_totals(path):
+        t = t[np.isfinite(t) & (t > 0)]
+        if t.size:
+            out[key] = float(np.median(t))
     return out
 
 

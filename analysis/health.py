@@ -10,9 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import h5py
-
-from .reader import open_h5
+from . import records
 
 HOT_C = 80.0  # a Raspberry Pi's firmware starts capping the clock from about 80 degC
 
@@ -29,28 +27,24 @@ def point_warnings(path: Path) -> list[str]:
     """One line per node and point that was throttled or at HOT_C or more; then /hosts nodes that
     were throttled (now or since boot) at the start of the run. [] for files without health data."""
     try:
-        fh = open_h5(path)
+        rec = records.health(path)
     except OSError:
         return []  # the loader has said why the file cannot be read
     out: list[str] = []
-    with fh:
-        for pid in sorted(fh["fft"].keys()) if "fft" in fh else []:
-            group = fh["fft"][pid]
-            if not isinstance(group, h5py.Group) or "health/nodes" not in group:
-                continue
-            for row in group["health/nodes"][()]:
-                host, temp, throttled = _text(row["hostname"]), float(row["temp_c_max"]), int(row["throttled"])
-                what = []
-                if throttled == 1:
-                    what.append("throttled")
-                if _hot(temp):
-                    what.append(f"hot ({temp:.1f} °C)")
-                if what:
-                    out.append(f"point {pid}: node {int(row['node'])} ({host}) was {' and '.join(what)}; "
-                               "its times may be slower than the same node when cool")
-        hosts = fh["hosts"][()] if "hosts" in fh else []
-        flagged = sorted({_text(h["hostname"]) for h in hosts if int(h["throttled"]) == 1})
-        if flagged:
-            out.append("/hosts: " + ", ".join(flagged) + " reported firmware throttling (now or since boot) "
-                       "at the start of the run: check its power supply and cooling")
+    for pid, rows in rec.points:
+        for row in rows:
+            host, temp, throttled = _text(row["hostname"]), float(row["temp_c_max"]), int(row["throttled"])
+            what = []
+            if throttled == 1:
+                what.append("throttled")
+            if _hot(temp):
+                what.append(f"hot ({temp:.1f} °C)")
+            if what:
+                out.append(f"point {pid}: node {int(row['node'])} ({host}) was {' and '.join(what)}; "
+                           "its times may be slower than the same node when cool")
+    hosts = rec.hosts if rec.hosts is not None else []
+    flagged = sorted({_text(h["hostname"]) for h in hosts if int(h["throttled"]) == 1})
+    if flagged:
+        out.append("/hosts: " + ", ".join(flagged) + " reported firmware throttling (now or since boot) "
+                   "at the start of the run: check its power supply and cooling")
     return out

@@ -8,37 +8,16 @@ point, with its pingpong tail where the file has one, and gives transfer runs a 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
-from . import stats, tables
-from .h5groups import hosts_by_rank
-from .reader import open_h5
+from . import records, stats, tables
 
 RETRANS_WARN = 0.001  # 0.1 %: a healthy switched Ethernet retransmits far less
-GROUPS = ("fft", "dfft", "transfer", "load")
-DROPS = ("rx_dropped", "tx_dropped", "rx_errors", "tx_errors")
 
 
-@dataclass
-class NodeNet:
-    """One node's counters over one point (a leader rank's row of GROUP/net)."""
-
-    point: str  # "p004", "transfer/pingpong", "load/s002"
-    rank: int
-    host: str
-    retrans: int
-    sent: int
-    drops: int  # the interface's dropped and error packets, -1 unknown
-    summed: bool  # the drops are the sum over every interface but lo
-
-    @property
-    def rate(self) -> float:
-        """Retransmitted over sent segments; NaN when nothing was sent or a counter is unknown."""
-        return self.retrans / self.sent if self.retrans >= 0 and self.sent > 0 else float("nan")
+NodeNet = records.NetRow  # one node's counters over one point
 
 
 def pct(share: float) -> str:
@@ -53,41 +32,13 @@ def _text(value: object) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def _point_name(kind: str, pid: str) -> str:
-    return pid if kind == "fft" else f"{kind}/{pid}"
-
-
-def read(f: h5py.File) -> list[NodeNet]:
-    """Every leader's row of every point's net group, in file order."""
-    hosts = hosts_by_rank(f)
-    out: list[NodeNet] = []
-    for kind in GROUPS:
-        if kind not in f or not isinstance(f[kind], h5py.Group):
-            continue
-        for pid in sorted(f[kind].keys()):
-            g = f[kind][pid]
-            if not isinstance(g, h5py.Group) or "net" not in g or "tcp_out_segs" not in g["net"]:
-                continue
-            net = {k: np.asarray(g["net"][k][()], dtype=np.int64) for k in g["net"].keys()}
-            for rank, sent in enumerate(net["tcp_out_segs"]):
-                if sent < 0 and net["tcp_retrans_segs"][rank] < 0:
-                    continue  # not a node's leader
-                d = [int(net[k][rank]) for k in DROPS if k in net]
-                out.append(NodeNet(_point_name(kind, pid), rank, hosts.get(rank, f"rank {rank}"),
-                                   int(net["tcp_retrans_segs"][rank]), int(sent),
-                                   sum(d) if d and min(d) >= 0 else -1,
-                                   bool(net.get("if_summed", np.zeros(rank + 1))[rank] == 1)))
-    return out
-
-
-def pingpong_tail(f: h5py.File) -> dict[int, float]:
+def pingpong_tail(net: records.Net) -> dict[int, float]:
     """Per rank: the largest p95 over median of /transfer/pingpong over sizes and the pairs the rank
     is in. {} without a pingpong test."""
-    g = f.get("transfer/pingpong")
-    if g is None or "t_p95" not in g or "t_med" not in g or "pairs" not in g:
+    if net.pingpong is None:
         return {}
-    p95, med = np.asarray(g["t_p95"][()], float), np.asarray(g["t_med"][()], float)
-    pairs = np.asarray(g["pairs"][()], int)
+    p95, med = (np.asarray(a, float) for a in net.pingpong[:2])
+    pairs = np.asarray(net.pingpong[2], int)
     with np.errstate(all="ignore"):
         ratio = p95 / med
     out: dict[int, float] = {}
@@ -100,25 +51,15 @@ def pingpong_tail(f: h5py.File) -> dict[int, float]:
     return out
 
 
-def _node_of(f: h5py.File) -> dict[int, int]:
-    if "hosts" not in f:
-        return {}
-    return {int(h["rank"]): int(h["node"]) for h in f["hosts"][()]}
-
-
-def unstable_points(f: h5py.File) -> dict[str, float]:
+def unstable_points(net: records.Net) -> dict[str, float]:
     """The fft and dfft points whose t_total spreads past stats.UNSTABLE_CV (the report's unstable
     points), named as in NodeNet.point, with that CV."""
     out = {}
-    for kind in ("fft", "dfft"):
-        for pid, g in (f[kind].items() if kind in f else ()):
-            if not isinstance(g, h5py.Group) or "t_total" not in g:
-                continue
-            t = np.asarray(g["t_total"][()], dtype=float)
-            t = t.max(axis=1) if t.ndim == 2 else t.ravel()
-            cv = stats.cv(t) if t.size >= 2 else float("nan")
-            if np.isfinite(cv) and cv > stats.UNSTABLE_CV:
-                out[_point_name(kind, pid)] = cv
+    for name, t in net.totals.items():
+        t = t.max(axis=1) if t.ndim == 2 else t.ravel()
+        cv = stats.cv(t) if t.size >= 2 else float("nan")
+        if np.isfinite(cv) and cv > stats.UNSTABLE_CV:
+            out[name] = cv
     return out
 
 
@@ -126,14 +67,10 @@ def warnings(path: Path) -> list[str]:
     """One line per node and point above RETRANS_WARN: "pi3: 2.1% of segments retransmitted during
     p004; its pingpong p95 is 40x its median". [] for files without net data."""
     try:
-        f = open_h5(path)
+        net = records.net(path)
     except OSError:
         return []  # the loader has said why the file cannot be read
-    with f:
-        rows = read(f)
-        tail = pingpong_tail(f)
-        node = _node_of(f)
-        spread = unstable_points(f)
+    rows, tail, node, spread = net.rows, pingpong_tail(net), net.node_of, unstable_points(net)
     out = []
     for n in rows:
         if not np.isfinite(n.rate) or n.retrans <= 0:
@@ -163,18 +100,16 @@ def link_retrans(path: Path) -> tuple[str, np.ndarray] | None:
     retransmission share over that test, the larger of its two ends' (a node's counters cover all
     its links, so this is an upper bound per link); NaN on the diagonal and where unknown."""
     try:
-        f = open_h5(path)
+        net = records.net(path)
     except OSError:
         return None
-    with f:
-        pa = f.get("transfer/pairs_all")
-        if pa is None:
-            return None
-        test = _text(pa.attrs.get("test", "pingpong"))
-        name = f"transfer/{test}"
-        rates = {n.rank: n.rate for n in read(f) if n.point == name}
-        node = _node_of(f)
-        nranks = int(f.attrs.get("nranks", 0)) or (max(node) + 1 if node else 0)
+    if net.map_test is None:
+        return None
+    test = _text(net.map_test)
+    name = f"transfer/{test}"
+    rates = {n.rank: n.rate for n in net.rows if n.point == name}
+    node = net.node_of
+    nranks = net.nranks or (max(node) + 1 if node else 0)
     if not rates or nranks < 2:
         return None
     leader = {node.get(r, r): rate for r, rate in rates.items()}
@@ -204,11 +139,9 @@ def load_cause(path: Path, steps) -> str:
     order) had a node retransmitting more than RETRANS_WARN of its segments, more than at every
     healthy step before it; "" otherwise (no net data, no failing step, or no rise)."""
     try:
-        f = open_h5(path)
+        rows = records.net(path).rows
     except OSError:
         return ""
-    with f:
-        rows = read(f)
     worst: dict[str, NodeNet] = {}
     for n in rows:
         if n.point.startswith("load/") and np.isfinite(n.rate):

@@ -5,7 +5,7 @@ empty records, never an error. A damaged object is recorded in
 `RunNext.problems` and skipped.
 
 Kept beside reader.py so that its reading of the older names stays as it
-is; both open the file read-only.
+is; both open the file read-only, in a forked child (reader.in_child).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import h5py
 import numpy as np
 
 from .h5groups import read_attrs, read_compound
-from .reader import open_h5
+from .reader import in_child, open_h5
 from .runs import Run
 
 BASELINE_SERIES = ("t_read", "t_total", "t_compute", "t_fft", "t_distribute", "t_gather")
@@ -148,10 +148,17 @@ def _read(fh: h5py.File, out: RunNext) -> None:
 
 
 def read(run: Run) -> RunNext:
-    """The newer names of one run's file (empty when the file has none)."""
+    """The newer names of one run's file (empty when the file has none), read in a forked child."""
+    try:
+        return in_child(_read_file, run.path)
+    except OSError as exc:
+        return RunNext(problems=[f"newer result names unreadable ({' '.join(str(exc).split())[:120]})"])
+
+
+def _read_file(path) -> RunNext:
     out = RunNext()
     try:
-        with open_h5(run.path) as fh:
+        with open_h5(path) as fh:
             _read(fh, out)
     except OSError as exc:
         out.problems.append(f"newer result names unreadable ({' '.join(str(exc).split())[:120]})")

@@ -14,7 +14,7 @@ import pickle
 import re
 import signal
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 
 # A run that is still being written holds the HDF5 file lock; reading a
@@ -29,6 +29,7 @@ from .h5groups import (BadData, read_attrs, read_compound, read_load_step, read_
 from .runs import Run  # noqa: E402
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
+T = TypeVar("T")
 
 
 RESULT_SUFFIXES = (".h5", ".hdf5", ".h5.partial", ".hdf5.partial")
@@ -42,6 +43,13 @@ class InputError(Exception):
         self.subject = subject
         self.what = what
         self.todo = todo
+
+    def __reduce__(self):  # pickled back from the child that read the file
+        return InputError, (self.subject, self.what, self.todo)
+
+
+class UsageError(Exception):
+    """A bad command line: exit 2."""
 
 
 def find_result_files(paths: list[str]) -> list[Path]:
@@ -101,23 +109,25 @@ def check_file(path: Path) -> None:
 
 
 def open_h5(path: Path | str) -> h5py.File:
-    """Open a result file read-only: the one place the analysis opens one with h5py.
-
-    open_run reads a file whole, in a forked child; the modules that read a
-    few names of an already-checked file (point_detail, health, readiness,
-    netfaults, energy, drift) open it with this, in the process itself, and
-    handle h5py's OSError as before."""
+    """Open a result file read-only: the one place the analysis opens one with h5py. Called
+    only inside in_child (open_run, point_detail, records, energy)."""
     return h5py.File(path, "r")
 
 
-def open_run(path: Path) -> Run:
-    """Read one result file. Raises InputError if it cannot be used at all.
+class ReaderCrash(OSError):
+    """The HDF5 library crashed the child that read a file; `how` names the signal or exit."""
 
-    The file is read in a forked child: the HDF5 library can crash on a damaged
-    file, and that must cost this file, not the whole report."""
-    check_file(path)
+    def __init__(self, how: str) -> None:
+        super().__init__(f"the HDF5 library crashed reading it ({how})")
+        self.how = how
+
+
+def in_child(read: Callable[[Path], T], path: Path) -> T:
+    """read(path) in a forked child, its result pickled back: the HDF5 library can crash on a
+    damaged file, and that must cost this file, not the whole report. An exception in `read`
+    is raised here again; a crash raises ReaderCrash (an OSError, as an unreadable file)."""
     if not hasattr(os, "fork") or os.environ.get("WB_LOAD_NO_FORK"):
-        return _open_run(path)
+        return read(path)
     rfd, wfd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -126,14 +136,15 @@ def open_run(path: Path) -> Run:
             os.close(rfd)
             faulthandler.disable()  # a crash here is expected and reported by the parent
             try:
-                result: tuple = ("run", _open_run(path))
-            except InputError as err:
-                result = ("error", (err.subject, err.what, err.todo))
+                result: tuple = ("ok", read(path))
             except Exception as exc:
-                result = ("error", (str(path), f"cannot be read ({_short(exc)})",
-                                    "the file is damaged; rerun the benchmark"))
+                result = ("error", exc)
             with os.fdopen(wfd, "wb") as fh:
-                pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                try:
+                    data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+                except Exception:  # an exception h5py cannot pickle: its words are enough
+                    data = pickle.dumps(("error", RuntimeError(_short(result[1]))))
+                fh.write(data)
             status = 0
         finally:
             os._exit(status)
@@ -142,14 +153,33 @@ def open_run(path: Path) -> Run:
         data = fh.read()
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status) or not data:
-        how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-               else f"exit {os.waitstatus_to_exitcode(status)}")
-        raise InputError(str(path), f"is damaged: the HDF5 library crashed reading it ({how})",
-                         "rerun the benchmark or give another copy of the file")
+        raise ReaderCrash(f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+                          else f"exit {os.waitstatus_to_exitcode(status)}")
     kind, payload = pickle.loads(data)
     if kind == "error":
-        raise InputError(*payload)
+        raise payload
     return payload
+
+
+def open_run(path: Path) -> Run:
+    """Read one result file, in a forked child (in_child). Raises InputError if it cannot be
+    used at all."""
+    check_file(path)
+    try:
+        return in_child(_open_run_or_say, path)
+    except ReaderCrash as crash:
+        raise InputError(str(path), f"is damaged: {crash}",
+                         "rerun the benchmark or give another copy of the file") from None
+
+
+def _open_run_or_say(path: Path) -> Run:
+    try:
+        return _open_run(path)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(str(path), f"cannot be read ({_short(exc)})",
+                         "the file is damaged; rerun the benchmark") from None
 
 
 def _open_run(path: Path) -> Run:

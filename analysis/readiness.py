@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import h5py
 import numpy as np
 
-from .reader import open_h5
+from . import records
 
 SLOW_GOVERNORS = ("ondemand", "powersave", "schedutil", "conservative")
 VERSION_COLUMNS = ("git_rev", "mpi_library", "fftw_version", "hdf5_version")
@@ -71,25 +70,21 @@ def host_warnings(hosts: np.ndarray) -> list[str]:
 def run_warnings(path: Path) -> list[str]:
     """host_warnings of a result file's /hosts; [] when the file or the table cannot be read."""
     try:
-        with open_h5(path) as fh:
-            return host_warnings(fh["hosts"][()]) if "hosts" in fh else []
+        hosts = records.hosts(path)
     except OSError:
         return []
+    return host_warnings(hosts) if hosts is not None else []
 
 
 def planning_line(path: Path) -> str | None:
     """"p000: FFTW planning took 0.61 s (slowest rank), apart from t_total" for the first fft point
     that records t_plan, since a user pays it once per transform length; None without one."""
     try:
-        with open_h5(path) as fh:
-            fft = fh["fft"] if "fft" in fh else {}
-            for pid in sorted(fft.keys()):
-                g = fft[pid]
-                if isinstance(g, h5py.Group) and "t_plan" in g:
-                    t = np.asarray(g["t_plan"][()], dtype=float)
-                    if t.size and np.isfinite(t).any():
-                        return (f"{pid}: FFTW planning took {np.nanmax(t):.3g} s on the slowest rank (apart from "
-                                "t_total; paid once per transform length, later points reuse the plans)")
+        found = records.plan_times(path)
     except OSError:
         return None
-    return None
+    if found is None:
+        return None
+    pid, t = found
+    return (f"{pid}: FFTW planning took {np.nanmax(t):.3g} s on the slowest rank (apart from "
+            "t_total; paid once per transform length, later points reuse the plans)")

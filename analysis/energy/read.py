@@ -10,9 +10,8 @@ import numpy as np
 
 from .. import stats
 from ..runs import ENERGY_DATASETS as ENERGY
-from ..cliutil import UsageError
 from ..h5groups import text
-from ..reader import open_h5
+from ..reader import UsageError, in_child, open_h5
 from ..runs import Run
 
 
@@ -74,6 +73,14 @@ def _series(group: h5py.Group) -> Series | None:
 
 def read_file(path: Path) -> FileEnergy:
     """/power and every point's energy datasets; empty when the file has none."""
+    try:
+        return in_child(_read_file, path)
+    except OSError as exc:
+        return FileEnergy(power=None, series={}, problems=[
+            f"energy datasets unreadable ({' '.join(str(exc).split())[:120]}); energy unmeasured"])
+
+
+def _read_file(path: Path) -> FileEnergy:
     out = FileEnergy(power=None, series={})
     try:
         with open_h5(path) as fh:
@@ -241,6 +248,13 @@ def _attr(attrs: dict, key: str) -> float:
 
 
 def _baseline_totals(path: Path) -> dict[str, np.ndarray]:
+    try:
+        return in_child(_read_baseline_totals, path)
+    except OSError:
+        return {}
+
+
+def _read_baseline_totals(path: Path) -> dict[str, np.ndarray]:
     out = {}
     try:
         with open_h5(path) as fh:
