@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..runs import Run
+from . import stats
+from ..read.runs import Run
 from .base import SCENARIO_X, PointStats
 
 

@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import buys, compare, derive, point_detail, model, stats, tables
-from analysis.reader import open_run
-from analysis.runs import name_runs
+from analysis import derive
+from analysis.derive import hardware, model, stats
+from analysis.find import buys, tables
+from analysis.read import point_detail
+from analysis.read.reader import open_run
+from analysis.read.runs import name_runs
 from conftest import run_cli
 
 DESK = dataclasses.replace(fixtures.I5, scenarios=("files",))
@@ -36,14 +39,14 @@ def _run(name, *hosts):
 
 def test_the_hardware_rule():
     cluster = _run("pi", _host("pi1"), _host("pi2"))
-    assert compare.hardware_kind(cluster, _run("b", _host("PI1 ", "Cortex-A53 ")))[0] == "cross-run"
-    assert compare.hardware_kind(cluster, _run("b", _host("pi1", mem=4 * 2 ** 30 * 1.01)))[0] == "cross-run"
+    assert hardware.hardware_kind(cluster, _run("b", _host("PI1 ", "Cortex-A53 ")))[0] == "cross-run"
+    assert hardware.hardware_kind(cluster, _run("b", _host("pi1", mem=4 * 2 ** 30 * 1.01)))[0] == "cross-run"
     for base, words in ((_run("b", _host("desktop")), "not a host of pi"),
                         (_run("b", _host("pi1", "Intel Core i5")), "CPU"),
                         (_run("b", _host("pi1", cores=8)), "cores"),
                         (_run("b", _host("pi1", mem=2 ** 30)), "memory"),
                         (_run("b"), "no host names")):
-        kind, why = compare.hardware_kind(cluster, base)
+        kind, why = hardware.hardware_kind(cluster, base)
         assert kind == "cross-machine" and words in why, (kind, why)
 
 
@@ -57,7 +60,7 @@ def _rows(paths, base_path, paired=None, max_nodes=64):
     cross = []
     for r in runs:
         cross += derive.compare(st[r.name], [st[base.name]], base.name)[0]
-    cross = compare.classify(cross, [base])
+    cross = hardware.classify(cross, [base])
     pairs = []
     for r in runs:
         given = {pid: pn.baseline["t_total"] for pid, pn in extra[r.name].points.items()
@@ -82,7 +85,7 @@ def test_cross_machine_rows_have_no_efficiency(tmp_path, desk):
     # two nodes 7 times the desktop: above p, which is no error on other hardware
     paths = fixtures.node_series(tmp_path, nodes=(2,), beta_Bps=1e10, s_per_flop=0.1e-9)
     _rows_, cross, st = _rows(paths, desk)
-    assert cross and all(isinstance(c, compare.MachineComparison) for c in cross)
+    assert cross and all(isinstance(c, hardware.MachineComparison) for c in cross)
     top = max(cross, key=lambda c: c.cluster.x)
     assert top.speedup > top.p == 2
     for c in cross:

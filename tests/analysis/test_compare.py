@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import compare, derive, stats
-from analysis.reader import open_run
+from analysis.commands import compare
+from analysis import derive
+from analysis.derive import stats
+from analysis.read.reader import open_run
 from conftest import PYTHON, ROOT
 
 CFG = dataclasses.replace(fixtures.PI, unstable_point=None, transfer=False, load=False)

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import energy, frames, meter, point_detail, reader, report
-from analysis.cliutil import UsageError
-from analysis.runs import name_runs
+from analysis.derive import energy
+from analysis.commands import frames, report
+from analysis.read import meter, point_detail, reader
+from analysis.commands.cliutil import UsageError
+from analysis.read.runs import name_runs
 from conftest import run_cli
 
 SMALL = fixtures.Cluster(label="pi4", scenarios=("files",), transfer=False, load=False,
