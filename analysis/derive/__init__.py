@@ -32,6 +32,6 @@ __all__ = [
     "SERIES", "SERIES_TITLES", "STRAGGLER_RATIO", "Saturation", "TransferCurve", "TransferStats",
     "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
     "default_point", "dfft_stats", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
-    "median_total", "p2p_curve", "point_stats", "rank_stats", "ring_curves", "run_point_stats",
-    "series_samples", "slowest_median", "transfer_stats"
+    "implausible_flag", "median_total", "p2p_curve", "point_stats", "rank_stats", "ratio_ci", "ring_curves",
+    "run_point_stats", "secondary", "series_samples", "slowest_median", "transfer_stats"
 ]

@@ -16,7 +16,6 @@ from .. import SCHEMA
 from . import plots
 from ..derive.energy import Result as EnergyResult
 from ..read.runs import Run
-from ..find.common import bold
 from ..find.tables import Table
 
 

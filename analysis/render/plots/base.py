@@ -17,8 +17,6 @@ import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from ...derive import PointStats  # noqa: E402
-from ...read.runs import Run
-from ...find.common import BASELINE_COLOUR, PALETTE  # noqa: E402
 from ...find.tables import fmt_bytes  # noqa: E402
 
 

@@ -11,9 +11,10 @@ from matplotlib.ticker import FuncFormatter
 from ...derive import Comparison, Crossover, DfftStats, PointStats, RankStats
 from ...find.tables.base import slug
 from ...read.runs import Run
-from .base import (PALETTE, BASELINE_COLOUR, PHASE_COLOURS, SCENARIO_TITLES, Figure, _save,
-                   _si_seconds, _plain, _nice_log, TIME_UNITS, _si_count, _time_axis, _sweep_axis,
-                   _sweep_x, _series, _series_label, _errorline, _summary_cols)
+from ...find.common import PALETTE, BASELINE_COLOUR
+from .base import (PHASE_COLOURS, SCENARIO_TITLES, Figure, _save, _si_seconds, _plain, _nice_log,
+                   TIME_UNITS, _si_count, _time_axis, _sweep_axis, _sweep_x,
+                   _series, _series_label, _errorline, _summary_cols)
 
 
 def fft_times(items: list[PointStats], scenario: str, colour: dict[str, str], outdir: Path,

@@ -14,8 +14,8 @@ from ...derive import LoadStepStats, Saturation
 from ...find.tables.base import slug
 from ...read.runs import Run
 from ...derive.model import AffineFit, HockneyFit, RunModel
-from .base import (PALETTE, BASELINE_COLOUR, Figure, _save, _si_seconds, _plain, _nice_log,
-                   _si_count, _time_axis, _loglog)
+from ...find.common import PALETTE, BASELINE_COLOUR
+from .base import Figure, _save, _si_seconds, _plain, _nice_log, _si_count, _time_axis, _loglog
 
 
 def model_fit(run: Run, model: RunModel, comp_data: tuple[np.ndarray, np.ndarray],

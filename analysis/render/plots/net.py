@@ -11,7 +11,8 @@ from matplotlib.ticker import FuncFormatter
 from ...derive import LinkMap, TransferCurve
 from ...find.tables.base import slug
 from ...read.runs import Run
-from .base import PALETTE, Figure, _save, _si_seconds, _time_axis, _loglog, _band
+from ...find.common import PALETTE
+from .base import Figure, _save, _si_seconds, _time_axis, _loglog, _band
 
 
 def transfer_p2p(curves: list[TransferCurve], colour: dict[str, str], outdir: Path) -> Figure | None:
