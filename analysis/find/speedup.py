@@ -30,6 +30,7 @@ class SpeedupFindings:
     crossing_lines: tuple[str, ...]
     crossings_table: Table | None
     below: tuple[str, ...]  # implausible cross-run speedups of runs that have a paired one
+    cross_explained: tuple[str, str]  # where the cross figure's implausible points are explained
     warnings: tuple[str, ...]
     finds: Finds
 
@@ -46,6 +47,17 @@ def _causes(ctx, c: Comparison) -> str:
     causes.append("thermal throttling: " + (f"recorded in /hosts on {', '.join(hot)}" if hot
                                             else "none recorded in /hosts"))
     return "; ".join(causes)
+
+
+def _explained(ctx) -> tuple[str, str]:
+    """(legend, caption) words for where the cross-run figure's implausible points are explained."""
+    places = {derive.secondary(c, list(ctx.paired)) for c in ctx.cross if c.implausible}
+    if places == {True}:
+        return "below", "in the list below the table"
+    if places == {True, False}:
+        return ("Read first or below", "under Read first, or in the list below the table for a run "
+                "that has a paired speedup")
+    return "Read first", "under Read first"
 
 
 def _finds(ctx) -> list[tuple[str, str]]:
@@ -103,5 +115,5 @@ def speedup_findings(ctx) -> SpeedupFindings:
         crossing_lines=tuple(f"{bold(c.run.name)}, {c.kind}, {c.scenario} ({c.config}): "
                              f"{tables.crossover_text(c)}." for c in ctx.crossings),
         crossings_table=tables.crossovers(list(ctx.crossings)) if ctx.crossings else None,
-        below=tuple(below), warnings=tuple(warnings),
+        below=tuple(below), cross_explained=_explained(ctx), warnings=tuple(warnings),
         finds=tuple(_finds(ctx)) if (ctx.paired or ctx.cross) else ())

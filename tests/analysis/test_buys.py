@@ -254,3 +254,6 @@ def test_every_implausible_flag_points_where_it_is_explained(tmp_path):
     where = {"Read first": _block(page, "readfirst"), "Speedup": page.split("id='baseline'", 1)[1]}
     for place in set(flags):
         assert "IMPLAUSIBLE speedup" in where[place], place
+    # The cross-run figure's rings point at the same place: the list below its table.
+    assert "explained in the list below the table" in page
+    assert "explained under Read first" not in page.split("id='baseline'", 1)[1].split("Cross-run", 1)[1]

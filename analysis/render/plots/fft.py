@@ -168,7 +168,9 @@ def fft_phases(items: list[PointStats], baseline: Run | None, outdir: Path) -> F
 
 
 def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, str],
-            title: str, outdir: Path, name: str) -> Figure | None:
+            title: str, outdir: Path, name: str,
+            explained: tuple[str, str] = ("Read first", "under Read first")) -> Figure | None:
+    """`explained`: where the implausible points are explained, for the legend and the caption."""
     scenarios = [sc for sc in ("sizes", "files") if any(c.cluster.point.scenario == sc for c in comps)]
     if not scenarios:
         return None
@@ -216,7 +218,7 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
                                (axes[i][2], [c.karp_flatt for c in items])):
                     ax.plot([xs[k] for k in bad], [ys[k] for k in bad], "o", markersize=13,
                             markerfacecolor="none", markeredgecolor="#c00000", markeredgewidth=2,
-                            label="implausible (see Read first)" if ax is axes[i][0] else None)
+                            label=f"implausible (see {explained[0]})" if ax is axes[i][0] else None)
         ax = axes[i][0]
         ax.axhline(1.0, color=BASELINE_COLOUR, linestyle="--", linewidth=1, label="S = 1 (break-even)")
         ax.set_yscale("log")
@@ -261,7 +263,7 @@ def speedup(comps: list[Comparison], cross: list[Crossover], colour: dict[str, s
                   "Speedup S with its 95 % CI (log scale), the break-even line S = 1 and the "
                   "ideal S = p; efficiency E = S/p against the ideal 100 %; Karp–Flatt "
                   "e = (1/S − 1/p)/(1 − 1/p) against the ideal 0. p = ranks that compute. Red "
-                  "rings: implausible values (E > 100 % or e < 0), explained under Read first. "
+                  f"rings: implausible values (E > 100 % or e < 0), explained {explained[1]}. "
                   "The dotted line marks the crossover.")
 
 

@@ -51,7 +51,7 @@ def baseline_section(rep: Report, ctx: Findings) -> None:
                      "efficiency or Karp–Flatt fraction is given, and a ratio above p is no sign "
                      "of an error.")
         sec.figure(plots.speedup(list(ctx.cross), list(f.cross_crossings), ctx.colour,
-                                 f.cross_title, rep.outdir, "speedup.png"))
+                                 f.cross_title, rep.outdir, "speedup.png", f.cross_explained))
         sec.table(f.cross_table)
     if not ctx.paired and not ctx.cross:
         if not ctx.baselines:
