@@ -85,34 +85,41 @@ def overlap(g: h5py.Group) -> np.ndarray:
 
 def test_phase_times_follow_their_definitions(tmp_path):
     out = {}
-    for s in ("pipelined", "phased"):
-        out[s] = tmp_path / f"{s}.h5"
-        # The root only distributes, so no gap of its own between chunks hides the workers' overlap.
-        r = run_wb(2, "fft", "--sweep", "files", "--files", "8", "--file-seconds", "3", "--reps", "5", "--warmup", "1",
-                   "--local", "mpi", "--root-computes", "no", "--schedule", s, "--chunk", "8", "-o", str(out[s]))
-        assert r.returncode == 0, r.stderr
+    with MachineLoad(cores=2) as load:
+        for s in ("pipelined", "phased"):
+            out[s] = tmp_path / f"{s}.h5"
+            # The root only distributes, so no gap of its own between chunks hides the workers' overlap.
+            r = run_wb(2, "fft", "--sweep", "files", "--files", "8", "--file-seconds", "3", "--reps", "5",
+                       "--warmup", "1", "--local", "mpi", "--root-computes", "no", "--schedule", s,
+                       "--chunk", "8", "-o", str(out[s]))
+            assert r.returncode == 0, r.stderr
     with h5py.File(out["pipelined"]) as f:
         g = f["fft/p000"]
         d, c, ga, tt = phases(g)
         assert np.all(d >= 0) and np.all(c[:, 1] > 0) and np.all(ga >= 0) and np.all(c[:, 0] == 0)
-        # A rank's last byte arrives, and its transforms end, before the root has every result. Each rank
-        # times from its own exit of the start barrier, and ranks leave it up to a scheduler slice apart.
-        skew = 0.05 * tt[:, None] + 0.005
-        assert np.all(d <= tt[:, None] + skew) and np.all(c <= tt[:, None] + skew), (d, c, tt)
         assert np.all(ga <= tt[:, None]), (ga, tt)
-        # The root's samples are in place: it only sets its messages up.
-        assert np.all(d[:, 0] < 0.5 * tt)
-        # Workers transform while later chunks arrive, so their phases overlap. A repetition whose
-        # critical rank was descheduled between two chunks can fall below 1; the median may not.
-        assert np.median(overlap(g)) >= 1.0, overlap(g)
-        if "overlap" in g.attrs:
-            assert g.attrs["overlap"] >= 1.0
         assert g.attrs["schedule"] == "pipelined" and g.attrs["chunk_frames"] == 8
+        pipelined = overlap(g), g.attrs.get("overlap")
     with h5py.File(out["phased"]) as f:
         g = f["fft/p000"]
-        # One phase after the other: the slowest rank's phases add up to t_total, not more.
-        assert np.median(overlap(g)) <= 1.02 and np.median(overlap(g)) >= 0.5, overlap(g)
         assert g.attrs["chunk_frames"] == 0
+        phased = overlap(g)
+    # How far the ranks' clocks and phases drift apart is the scheduler's once other work shares the cores.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; pipelined overlap {pipelined[0]}, phased {phased}")
+    # A rank's last byte arrives, and its transforms end, before the root has every result. Each rank
+    # times from its own exit of the start barrier, and ranks leave it up to a scheduler slice apart.
+    skew = 0.05 * tt[:, None] + 0.005
+    assert np.all(d <= tt[:, None] + skew) and np.all(c <= tt[:, None] + skew), (d, c, tt)
+    # The root's samples are in place: it only sets its messages up.
+    assert np.all(d[:, 0] < 0.5 * tt)
+    # Workers transform while later chunks arrive, so their phases overlap. A repetition whose
+    # critical rank was descheduled between two chunks can fall below 1; the median may not.
+    assert np.median(pipelined[0]) >= 1.0, pipelined[0]
+    if pipelined[1] is not None:
+        assert pipelined[1] >= 1.0
+    # One phase after the other: the slowest rank's phases add up to t_total, not more.
+    assert np.median(phased) <= 1.02 and np.median(phased) >= 0.5, phased
 
 
 def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
