@@ -1,61 +1,10 @@
-"""How far this machine's speed moved between two baseline runs of the same points.
+"""A machine's speed change between two baselines: `python3 -m analysis.drift BEFORE AFTER`, as
+`make run` calls it. The command is analysis/commands/drift.py; this path stays what users, the
+Makefile and the docs call."""
 
-    /usr/bin/python3 -m analysis.drift BEFORE.h5 AFTER.h5
-
-`make run` brackets the cluster run with two --baseline runs and prints this line, so a reader can see
-whether a comparison across runs is worth its salt. The ratio is after / before of each common point's
-median t_total; above 1 means the machine got slower.
-"""
-from __future__ import annotations
-
-import argparse
 import sys
 
-import numpy as np
-
-from .reader import open_h5
-
-
-def point_medians(path: str) -> dict[tuple, float]:
-    """Median t_total of every fft point, keyed by what the point measured."""
-    out: dict[tuple, float] = {}
-    with open_h5(path) as f:
-        for g in f.get("fft", {}).values():
-            a = g.attrs
-            key = (str(a.get("scenario", "")), int(a.get("nfiles", 0)), round(float(a.get("seconds_per_file", 0)), 3))
-            t = np.asarray(g["t_total"][()], dtype=float) if "t_total" in g else np.array([])
-            t = t[np.isfinite(t) & (t > 0)]
-            if t.size:
-                out[key] = float(np.median(t))
-    return out
-
-
-def drift(before: str, after: str) -> tuple[float, float, float, int]:
-    """(median, min, max) of after/before over the common points, and how many there were."""
-    b, a = point_medians(before), point_medians(after)
-    ratios = [a[k] / b[k] for k in sorted(set(a) & set(b))]
-    if not ratios:
-        return float("nan"), float("nan"), float("nan"), 0
-    return float(np.median(ratios)), float(min(ratios)), float(max(ratios)), len(ratios)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m analysis.drift", description=__doc__.split("\n\n")[0])
-    p.add_argument("before", help="the baseline result file measured before the cluster run")
-    p.add_argument("after", help="the same baseline measured after it")
-    args = p.parse_args(argv)
-    try:
-        med, lo, hi, n = drift(args.before, args.after)
-    except (OSError, KeyError) as e:
-        print(f"drift: cannot read the baselines: {e}", file=sys.stderr)
-        return 1
-    if n == 0:
-        print("baseline drift: the two baselines share no point", file=sys.stderr)
-        return 1
-    print(f"baseline drift: after/before median t_total {med:.3f} (min {lo:.3f}, max {hi:.3f}) over {n} points"
-          f"{'; the machine changed speed by more than 5%: cross-run figures are doubtful' if abs(med - 1) > 0.05 else ''}")
-    return 0
-
+from .commands.drift import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,7 +1,9 @@
-"""Numbers derived from the raw samples of a run, shared by tables, plots and
-the model; every per-point reduction lives here: per-point statistics and
-phases, paired and cross-run speedups, crossovers, stragglers, transfer
-statistics and link maps, dfft, load percentiles and saturation.
+"""The derive stage: numbers derived from what the read stage returned. This package's own
+modules hold every per-point reduction: per-point statistics and phases, paired and cross-run
+speedups (ratio_ci, the one CI of a ratio of medians across runs), crossovers, stragglers,
+transfer statistics and link maps, dfft, load percentiles and saturation; beside them stats,
+model, energy, hardware, scaling, drift and the warnings (health, readiness, netfaults,
+cpushare).
 
 Definitions (also printed in the report):
 - Per-rank times are reduced to the slowest rank of each repetition, then the
@@ -18,9 +20,11 @@ Definitions (also printed in the report):
 from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowest_median,
                    compute_samples, median_total, PointStats, point_stats, run_point_stats,
                    RankStats, rank_stats, default_point)
-from .speedups import Comparison, compare_paired, compare, Crossover, crossovers
+from .speedups import (Comparison, compare_paired, compare, Crossover, crossovers,
+                       implausible_flag, ratio_ci, secondary)
 from .transfer import (TransferCurve, _bandwidth, p2p_curve, TransferStats, transfer_stats,
-                       LinkMap, link_map, DfftStats, dfft_stats, transpose_over_bibw, collective_curve, ring_curves)
+                       LinkMap, link_map, DfftStats, dfft_stats, transpose_over_bibw,
+                       collective_curve, ring_curves)
 from .load_steps import LoadStepStats, load_step_stats, Saturation, judge_step, load_analysis
 
 __all__ = [
@@ -28,6 +32,6 @@ __all__ = [
     "SERIES", "SERIES_TITLES", "STRAGGLER_RATIO", "Saturation", "TransferCurve", "TransferStats",
     "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
     "default_point", "dfft_stats", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
-    "median_total", "p2p_curve", "point_stats", "rank_stats", "ring_curves", "run_point_stats",
-    "series_samples", "slowest_median", "transfer_stats"
+    "implausible_flag", "median_total", "p2p_curve", "point_stats", "rank_stats", "ratio_ci", "ring_curves",
+    "run_point_stats", "secondary", "series_samples", "slowest_median", "transfer_stats"
 ]

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..runs import FftPoint, Run
+from . import stats
+from ..read.runs import FftPoint, Run
 
 
 SERIES = ("total", "read", "distribute", "compute", "fft", "gather", "overhead")

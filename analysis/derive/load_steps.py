@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import stats
-from ..runs import LOAD_STATUS, LoadStep, Run
+from . import stats
+from ..read.runs import LOAD_STATUS, LoadStep, Run
 
 
 @dataclass

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..runs import Run
+from . import stats
+from ..read.runs import Run
 from .base import SCENARIO_X, PointStats
 
 
@@ -58,6 +58,20 @@ class Comparison:
         return out
 
 
+def implausible_flag(c: Comparison, paired: list[Comparison]) -> str:
+    """"IMPLAUSIBLE, see <where it is explained>" for an implausible comparison, "" otherwise. A
+    cross-run speedup of a run that also has a paired one is explained beside the speedups (the
+    paired figure is the one to use), every other under "Read first"."""
+    if not c.implausible:
+        return ""
+    return "IMPLAUSIBLE, see " + ("Speedup" if secondary(c, paired) else "Read first")
+
+
+def secondary(c: Comparison, paired: list[Comparison]) -> bool:
+    """A cross-run comparison of a run that has a paired one, whose figure is the one to use."""
+    return c.kind == "cross-run" and any(p.run is c.run for p in paired)
+
+
 def compare_paired(run: Run, items: list[PointStats],
                    baselines: dict[str, np.ndarray]) -> list[Comparison]:
     """Speedup per point as the median of the paired ratios baseline t_total[r] /
@@ -106,19 +120,28 @@ def compare(cluster: list[PointStats], bases: list[list[PointStats]],
             continue
         seen.add(s.point.key)
         matched = [k[s.point.key] for k in keyed]
-        t_c = s.summaries["total"]
-        pooled = np.concatenate([b.point.times["t_total"] for b in matched])
-        lo = min(b.summaries["total"].ci_lo for b in matched)
-        hi = max(b.summaries["total"].ci_hi for b in matched)
         drift = float("nan")
         if len(matched) == 2:
             drift = matched[1].median / matched[0].median - 1.0
+        speedup, lo, hi = ratio_ci([b.point.times["t_total"] for b in matched], s.point.times["t_total"])
         out.append(Comparison(run=s.run, cluster=s, base=matched[0], kind="cross-run",
-                              base_name=base_name,
-                              speedup=stats.speedup(stats.nanmedian(pooled), t_c.median),
-                              ci_lo=stats.speedup(lo, t_c.ci_hi),
-                              ci_hi=stats.speedup(hi, t_c.ci_lo), n=t_c.n, drift=drift))
+                              base_name=base_name, speedup=speedup, ci_lo=lo, ci_hi=hi,
+                              n=s.summaries["total"].n, drift=drift))
     return out, notes
+
+
+def ratio_ci(bases: list[np.ndarray], run: np.ndarray) -> tuple[float, float, float]:
+    """The ratio of medians across separate runs (cross-run and cross-machine speedup, run to run,
+    measured scaling): the median of the pooled `bases` samples over the median of `run`'s, and
+    its 95 % CI [lowest base CI low / run CI high, highest base CI high / run CI low] from each
+    median's order-statistic CI (stats.median_ci). With two bases (a baseline before and after)
+    the interval spans both, so the drift between them is inside it. NaN where a side is empty."""
+    t = stats.summarize(run)
+    ends = [stats.summarize(b) for b in bases]
+    pooled = np.concatenate([np.asarray(b, dtype=float).reshape(-1) for b in bases])
+    return (stats.speedup(stats.nanmedian(pooled), t.median),
+            stats.speedup(min(e.ci_lo for e in ends), t.ci_hi),
+            stats.speedup(max(e.ci_hi for e in ends), t.ci_lo))
 
 
 @dataclass

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..runs import Run, TransferTest
+from . import stats
+from ..read.runs import Run, TransferTest
 from .load_steps import _attr_float
 
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.cliutil import md_escape
-from analysis.reader import InputError, open_run
+from analysis.commands.cliutil import md_escape
+from analysis.read.reader import InputError, open_run
 from conftest import run_cli
 
 SMALL = dataclasses.replace(fixtures.PI, scenarios=("files",))

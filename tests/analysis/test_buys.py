@@ -8,6 +8,7 @@ import csv
 import dataclasses
 import math
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import h5py
@@ -15,9 +16,12 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import buys, compare, derive, point_detail, model, stats, tables
-from analysis.reader import open_run
-from analysis.runs import name_runs
+from analysis import derive
+from analysis.derive import hardware, model, stats
+from analysis.find import buys, tables
+from analysis.read import point_detail
+from analysis.read.reader import open_run
+from analysis.read.runs import name_runs
 from conftest import run_cli
 
 DESK = dataclasses.replace(fixtures.I5, scenarios=("files",))
@@ -35,14 +39,14 @@ def _run(name, *hosts):
 
 def test_the_hardware_rule():
     cluster = _run("pi", _host("pi1"), _host("pi2"))
-    assert compare.hardware_kind(cluster, _run("b", _host("PI1 ", "Cortex-A53 ")))[0] == "cross-run"
-    assert compare.hardware_kind(cluster, _run("b", _host("pi1", mem=4 * 2 ** 30 * 1.01)))[0] == "cross-run"
+    assert hardware.hardware_kind(cluster, _run("b", _host("PI1 ", "Cortex-A53 ")))[0] == "cross-run"
+    assert hardware.hardware_kind(cluster, _run("b", _host("pi1", mem=4 * 2 ** 30 * 1.01)))[0] == "cross-run"
     for base, words in ((_run("b", _host("desktop")), "not a host of pi"),
                         (_run("b", _host("pi1", "Intel Core i5")), "CPU"),
                         (_run("b", _host("pi1", cores=8)), "cores"),
                         (_run("b", _host("pi1", mem=2 ** 30)), "memory"),
                         (_run("b"), "no host names")):
-        kind, why = compare.hardware_kind(cluster, base)
+        kind, why = hardware.hardware_kind(cluster, base)
         assert kind == "cross-machine" and words in why, (kind, why)
 
 
@@ -56,7 +60,7 @@ def _rows(paths, base_path, paired=None, max_nodes=64):
     cross = []
     for r in runs:
         cross += derive.compare(st[r.name], [st[base.name]], base.name)[0]
-    cross = compare.classify(cross, [base], [st[base.name]])
+    cross = hardware.classify(cross, [base])
     pairs = []
     for r in runs:
         given = {pid: pn.baseline["t_total"] for pid, pn in extra[r.name].points.items()
@@ -81,15 +85,14 @@ def test_cross_machine_rows_have_no_efficiency(tmp_path, desk):
     # two nodes 7 times the desktop: above p, which is no error on other hardware
     paths = fixtures.node_series(tmp_path, nodes=(2,), beta_Bps=1e10, s_per_flop=0.1e-9)
     _rows_, cross, st = _rows(paths, desk)
-    assert cross and all(isinstance(c, compare.MachineComparison) for c in cross)
+    assert cross and all(isinstance(c, hardware.MachineComparison) for c in cross)
     top = max(cross, key=lambda c: c.cluster.x)
     assert top.speedup > top.p == 2
     for c in cross:
         assert c.kind == "cross-machine" and c.implausible == []
         assert math.isnan(c.efficiency) and math.isnan(c.karp_flatt)
         base = next(s for s in st["i5-baseline"] if s.point.key == c.cluster.point.key)
-        ratio, lo, hi = compare.median_ratio_ci(base.point.times["t_total"],
-                                                c.cluster.point.times["t_total"])
+        ratio, lo, hi = derive.ratio_ci([base.point.times["t_total"]], c.cluster.point.times["t_total"])
         assert (c.speedup, c.ci_lo, c.ci_hi) == (pytest.approx(ratio), lo, hi)
         assert c.per_node[0] == pytest.approx(c.speedup / 2)
         assert c.per_core[0] == pytest.approx(c.speedup * 4 / 8)  # 4 desktop cores, 2 x 4 here
@@ -193,9 +196,10 @@ def _block(page: str, ident: str) -> str:
     return m.group(1) if m else ""
 
 
-def test_page_leads_with_what_the_cluster_buys(tmp_path):
+def _make_run_like(tmp_path) -> tuple[Path, str]:
     """A make-run-like folder: a 4-rank run on one desktop with its paired baseline, and a
-    separate baseline on the same machine whose cross-run speedups are above p."""
+    separate baseline on the same machine whose cross-run speedups are above p. Its report
+    folder and page."""
     here = dataclasses.replace(DESK, baseline=False, label="suite, 4 ranks on desk",
                                hosts=("desk",), ranks_per_node=4, beta_Bps=1e10, seed=5)
     suite = fixtures.write_run(tmp_path / "in" / "suite.h5", here)
@@ -205,7 +209,11 @@ def test_page_leads_with_what_the_cluster_buys(tmp_path):
     out = tmp_path / "r"
     proc = run_cli(str(tmp_path / "in"), "-o", str(out), "-q")
     assert proc.returncode == 0, proc.stderr
-    page = (out / "index.html").read_text(encoding="utf-8")
+    return out, (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_page_leads_with_what_the_cluster_buys(tmp_path):
+    out, page = _make_run_like(tmp_path)
     ids = re.findall(r"<(?:h2|div class='[a-z]+') id='([a-z]+)'", page)
     assert ids[0] == "buys" and page.index("What the cluster buys") < page.index("id='summary'")
     assert "IMPLAUSIBLE" not in _block(page, "readfirst")
@@ -236,3 +244,16 @@ def test_a_desktop_run_beside_the_cluster_against_another_desktop_draws(tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "internal error" not in proc.stderr
     assert (out / "speedup.png").stat().st_size > 0
+
+
+def test_every_implausible_flag_points_where_it_is_explained(tmp_path):
+    out, page = _make_run_like(tmp_path)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    flags = re.findall(r"IMPLAUSIBLE, see ([A-Z][a-z]+(?: first)?)", page + summary)
+    assert flags, "the make-run-like report flags its cross-run speedups"
+    where = {"Read first": _block(page, "readfirst"), "Speedup": page.split("id='baseline'", 1)[1]}
+    for place in set(flags):
+        assert "IMPLAUSIBLE speedup" in where[place], place
+    # The cross-run figure's rings point at the same place: the list below its table.
+    assert "explained in the list below the table" in page
+    assert "explained under Read first" not in page.split("id='baseline'", 1)[1].split("Cross-run", 1)[1]

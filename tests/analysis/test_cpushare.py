@@ -7,7 +7,7 @@ import h5py
 import numpy as np
 
 import fixtures
-from analysis import cpushare
+from analysis.derive import cpushare
 
 
 def add_share(f: h5py.File, group: str, medians: list[float], reps: int = 5) -> None:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import derive, stats
-from analysis.reader import open_run
+from analysis import derive
+from analysis.derive import stats
+from analysis.read.reader import open_run
 
 
 @pytest.fixture(scope="module")

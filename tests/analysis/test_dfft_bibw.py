@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from analysis import derive
-from analysis.runs import TransferTest
+from analysis.read.runs import TransferTest
 
 
 def bibw_test(sizes, bw_Bps, pairs=((0, 1),)):

@@ -8,7 +8,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from analysis.drift import drift
+from analysis.derive.drift import drift
 
 ROOT = Path(__file__).resolve().parents[2]
 

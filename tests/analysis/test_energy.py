@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import energy, frames, meter, point_detail, reader, report
-from analysis.cliutil import UsageError
-from analysis.runs import name_runs
+from analysis.derive import energy
+from analysis.commands import frames, report
+from analysis.read import meter, point_detail, reader
+from analysis.commands.cliutil import UsageError
+from analysis.read.runs import name_runs
 from conftest import run_cli
 
 SMALL = fixtures.Cluster(label="pi4", scenarios=("files",), transfer=False, load=False,
@@ -437,3 +439,37 @@ def test_sources_state_what_measuring_cost(tmp_path):
     line = energy.analyse([run], [], energy.Options(), {}).sources[run.name]
     pids = [p.id for p in run.points]
     assert f"at most {0.1 * len(pids):.2g}% of a core" in line and "through mailbox" in line, line
+
+
+def test_a_line_past_the_csv_field_limit_costs_only_that_log(tmp_path):
+    path, windows = _unmeasured_run(tmp_path)
+    a, b = _span(windows)
+    huge = tmp_path / "huge.csv"
+    huge.write_text(fixtures.write_meter_log(tmp_path / "ok.csv", a, b, 6.0).read_text()
+                    + "1," + "9" * 2_000_000 + "\n")
+    out = tmp_path / "report"
+    proc = run_cli(str(path), "-o", str(out), "-q", "--power-log", f"all={huge}")
+    assert proc.returncode == 0, proc.stderr
+    named = [l for l in proc.stderr.splitlines() if "huge.csv: meter log unreadable" in l]
+    assert len(named) == 1 and "field larger than field limit" in named[0], proc.stderr
+    assert "internal error" not in proc.stderr
+    assert "huge.csv: meter log unreadable" in (out / "summary.md").read_text()
+
+
+def test_a_whole_cluster_log_beside_only_a_baseline_says_why_and_what_to_pass(tmp_path):
+    cfg = fixtures.Cluster(**{**fixtures.I5.__dict__, "scenarios": ("files",)})
+    path, windows = _unmeasured_run(tmp_path, "desk.h5", cfg)
+    a, b = _span(windows)
+    log = fixtures.write_meter_log(tmp_path / "plug.csv", a - 5, b + 5, 30.0, step_s=0.5)
+    out = tmp_path / "report"
+    proc = run_cli(str(path), "-o", str(out), "-q", "--power-log", f"all={log}")
+    assert proc.returncode == 0, proc.stderr
+    named = [l for l in proc.stderr.splitlines() if f"--power-log all={log}" in l]
+    assert len(named) == 1, proc.stderr
+    assert "baseline" in named[0] and f"--power-log desktop={log}" in named[0], named[0]
+    # What it says to pass measures that machine.
+    proc = run_cli(str(path), "-o", str(tmp_path / "fixed"), "-q",
+                   "--power-log", f"desktop={log}")
+    assert proc.returncode == 0 and "--power-log" not in proc.stderr, proc.stderr
+    with open(tmp_path / "fixed" / "energy.csv", newline="", encoding="utf-8") as fh:
+        assert {r["source"] for r in csv.DictReader(fh)} == {"meter"}

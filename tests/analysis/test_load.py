@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.reader import InputError, find_result_files, open_run
-from analysis.runs import name_runs
+from analysis.read.reader import InputError, find_result_files, open_run
+from analysis.read.runs import name_runs
 
 
 def test_reads_every_group(tmp_path):

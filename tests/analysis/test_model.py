@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import model
-from analysis.reader import open_run
-from analysis.runs import FftPoint
+from analysis.derive import model
+from analysis.read.reader import open_run
+from analysis.read.runs import FftPoint
 
 
 def test_hockney_recovers_alpha_beta_exactly_without_noise():

@@ -9,8 +9,9 @@ import h5py
 import numpy as np
 
 import fixtures
-from analysis import derive, netfaults
-from analysis.reader import open_run
+from analysis import derive
+from analysis.derive import netfaults
+from analysis.read.reader import open_run
 from conftest import run_cli
 
 NETS = ("tcp_retrans_segs", "tcp_out_segs", "rx_dropped", "tx_dropped", "rx_errors", "tx_errors", "if_summed")

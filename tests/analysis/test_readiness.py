@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis import readiness
+from analysis.derive import readiness
 
 HOST = np.dtype([("rank", "<i4"), ("hostname", "S64"), ("governor", "S24"), ("iface", "S24"),
                  ("iface_kind", "S12"), ("link_mbps", "<i4"), ("git_rev", "S24"), ("mpi_library", "S96"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.reader import open_run
+from analysis.read.reader import open_run
 from conftest import ROOT, png_size, run_cli
 
 WB = ROOT / "build" / "wulfbench"

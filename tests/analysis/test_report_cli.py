@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis.reader import open_run
+from analysis.read.reader import open_run
 from conftest import png_size, run_cli
 
 EXPECTED_FIGURES = {

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import plots, tables
+from analysis.render import plots
+from analysis.find import tables
 from conftest import png_size, run_cli
 
 # p000..p005 sizes, p006..p010 files; 4 ranks: p010's 4.6 is efficiency 115 %
@@ -264,13 +265,16 @@ def test_two_baselines_bracket_the_run_and_show_drift(tmp_path):
 
 
 def test_scaling_section_comes_from_one_call(tmp_path, monkeypatch):
-    """analysis.scaling plugs in through one call in each stage: scaling.scaling_rows(runs), with
-    the baselines left out, when the findings are derived (its table from scaling.table), and
-    scaling.plot(rows, outdir) when the section draws."""
+    """The measured scaling plugs in through one call in each stage: derive.scaling.scaling_rows(runs),
+    with the baselines left out, when the findings are derived (its table from
+    find.tables.scaling.table), and render.plots.scaling.plot(rows, outdir) when the section draws."""
     import matplotlib.pyplot as plt
 
-    from analysis import report, scaling
-    from analysis.tables import Column, Table
+    from analysis.commands import report
+    from analysis.derive import scaling
+    from analysis.find.tables import Column, Table
+    from analysis.find.tables import scaling as scaling_table
+    from analysis.render.plots import scaling as scaling_plot
 
     calls = []
     rows = [{"ranks": 1}]
@@ -288,8 +292,8 @@ def test_scaling_section_comes_from_one_call(tmp_path, monkeypatch):
     fig.savefig(tmp_path / "one.png")
     plt.close(fig)
     monkeypatch.setattr(scaling, "scaling_rows", scaling_rows)
-    monkeypatch.setattr(scaling, "plot", plot)
-    monkeypatch.setattr(scaling, "table", lambda given: Table(
+    monkeypatch.setattr(scaling_plot, "plot", plot)
+    monkeypatch.setattr(scaling_table, "table", lambda given: Table(
         "scaling", "Scaling", [Column("ranks", "ranks", "int")], list(given)))
     fixtures.write_run(tmp_path / "in" / "i5.h5", fixtures.I5)
     fixtures.write_run(tmp_path / "in" / "pi.h5", fixtures.PI)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 import fixtures
-from analysis import scaling
-from analysis.reader import open_run
-from analysis.runs import name_runs
+from analysis.commands import scaling as scaling_command
+from analysis.derive import scaling
+from analysis.read.reader import open_run
+from analysis.read.runs import name_runs
 from conftest import png_size, run_cli
 
 CSV_MUST = ("ranks", "nodes", "point", "speedup", "speedup_ci_low", "speedup_ci_high",
@@ -133,8 +134,8 @@ def test_label_stem(label, stem):
 def test_scaling_cli(tmp_path):
     runs = _series(tmp_path)
     out = tmp_path / "out"
-    assert scaling.run([str(r.path) for r in runs] + ["-o", str(out)]) == 0
+    assert scaling_command.run([str(r.path) for r in runs] + ["-o", str(out)]) == 0
     rows = read_csv(out / "scaling.csv")
     assert {int(r["nodes"]) for r in rows} == {1, 2, 4}
     png_size(out / "scaling.png")
-    assert scaling.run([str(runs[0].path), "-o", str(tmp_path / "none")]) == 3
+    assert scaling_command.run([str(runs[0].path), "-o", str(tmp_path / "none")]) == 3

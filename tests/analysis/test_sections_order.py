@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 import fixtures
-from analysis import energy, plots, sections, tables
-from analysis.findings import derive_findings
-from analysis.render_html import html_section
-from analysis.render_md import md_section
-from analysis.report import build_parser, load_runs
+from analysis.derive import energy
+from analysis.render import plots, sections
+from analysis.find import tables
+from analysis.find import derive_findings
+from analysis.render.html import html_section
+from analysis.render.md import md_section
+from analysis.commands.report import build_parser, load_runs
 
 SECTIONS_DIR = Path(sections.__file__).parent
 
@@ -110,8 +112,8 @@ def test_read_first_notes_and_findings_keep_their_order(rendered):
 
 # What a section may import: the document model, the Findings it formats, the drawing of
 # figures (plots), never numpy or a module that computes.
-ALLOWED = {"document": None, "findings": {"Findings"}}
-ALLOWED_MODULES = {"plots"}  # from .. import plots
+ALLOWED = {"document": None, "find": {"Findings"}, "find.common": {"bold"}}
+ALLOWED_MODULES = {"plots"}  # from .. import plots (render/plots)
 # Attributes of the runs and of shared statistics that only the derive stage reads.
 RAW = {"stats", "extra", "attrs", "hosts", "path", "groups", "load_steps", "pairs_all"}
 
@@ -119,7 +121,7 @@ RAW = {"stats", "extra", "attrs", "hosts", "path", "groups", "load_steps", "pair
 def section_problems(source: str, wiring: bool = False) -> list[str]:
     """What a section module does that only the derive stage should. `wiring`: the package's
     __init__, which also calls derive_findings (argparse, pathlib and Run for its signature)."""
-    allowed = (dict(ALLOWED, findings={"Findings", "derive_findings"}, runs={"Run"}) if wiring
+    allowed = (dict(ALLOWED, find={"Findings", "derive_findings"}, **{"read.runs": {"Run"}}) if wiring
                else ALLOWED)
     problems = []
     for node in ast.walk(ast.parse(source)):
@@ -133,12 +135,12 @@ def section_problems(source: str, wiring: bool = False) -> list[str]:
             elif node.level == 1:
                 continue  # a sibling section
             elif node.module is None:
-                problems += [f"from .. import {a.name}" for a in node.names
+                problems += [f"from {'.' * node.level} import {a.name}" for a in node.names
                              if a.name not in ALLOWED_MODULES]
             elif node.module not in allowed:
-                problems.append(f"from ..{node.module} import")
+                problems.append(f"from {'.' * node.level}{node.module} import")
             elif allowed[node.module] is not None:
-                problems += [f"from ..{node.module} import {a.name}" for a in node.names
+                problems += [f"from {'.' * node.level}{node.module} import {a.name}" for a in node.names
                              if a.name not in allowed[node.module]]
         elif isinstance(node, ast.Attribute) and node.attr in RAW:
             problems.append(f"reads .{node.attr} (line {node.lineno})")
@@ -156,21 +158,21 @@ def test_sections_import_nothing_that_computes():
 
 
 def test_the_scan_catches_a_section_that_computes():
-    bad = ("import numpy as np\nfrom .. import derive, plots\nfrom ..tables import fft_points\n"
-           "from ..findings import Findings, as_int\n"
+    bad = ("import numpy as np\nfrom ... import derive\nfrom .. import plots\n"
+           "from ...find.tables import fft_points\nfrom ...find import Findings, as_int\n"
            "def s(rep, ctx):\n    best = max(ctx.stats['a'], key=len)\n    return np.nan\n")
     assert section_problems(bad) == [
-        "import numpy", "from .. import derive", "from ..tables import",
-        "from ..findings import as_int", "computes max() (line 6)", "reads .stats (line 6)"]
+        "import numpy", "from ... import derive", "from ...find.tables import",
+        "from ...find import as_int", "computes max() (line 7)", "reads .stats (line 7)"]
     assert section_problems("from .. import plots\nfrom ..document import Report\n") == []
-    wiring = "import argparse\nfrom ..findings import derive_findings\nfrom .. import tables\n"
-    assert section_problems(wiring, wiring=True) == ["from .. import tables"]
-    assert section_problems(wiring) == ["import argparse", "from ..findings import derive_findings",
-                                        "from .. import tables"]
+    wiring = "import argparse\nfrom ...find import derive_findings\nfrom ...find import tables\n"
+    assert section_problems(wiring, wiring=True) == ["from ...find import tables"]
+    assert section_problems(wiring) == ["import argparse", "from ...find import derive_findings",
+                                        "from ...find import tables"]
 
 
 def test_no_analysis_module_is_over_500_lines():
-    root = SECTIONS_DIR.parent
+    root = SECTIONS_DIR.parents[1]
     long = {str(p.relative_to(root)): n for p in root.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
     assert long == {}

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis import stats
+from analysis.derive import stats
 
 
 def test_binomial_cdf_matches_direct_sum():

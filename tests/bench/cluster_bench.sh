@@ -266,8 +266,9 @@ done
 import sys
 from pathlib import Path
 
-from analysis import derive, model
-from analysis.reader import open_run
+from analysis import derive
+from analysis.derive import model
+from analysis.read.reader import open_run
 
 transfer, *runs = (open_run(Path(p)) for p in sys.argv[1:])
 for run in runs:

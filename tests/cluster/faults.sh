@@ -94,7 +94,7 @@ if ((rc == 0)) && py "$tmp/loss.h5" >"$tmp/msg" 2>&1 <<'PY'; then
 import sys
 from pathlib import Path
 import h5py
-from analysis import netfaults
+from analysis.derive import netfaults
 with h5py.File(sys.argv[1], "r") as f:
     assert all(f["fft"][p]["verify"].attrs["passed"] == 1 for p in f["fft"]), "a point failed verification"
     npts = len(f["fft"])
@@ -121,7 +121,7 @@ if ((rc == 0)) && py "$tmp/lossall.h5" >"$tmp/msg" 2>&1 <<'PY'; then
 import sys
 from pathlib import Path
 import numpy as np
-from analysis import netfaults
+from analysis.derive import netfaults
 got = netfaults.link_retrans(Path(sys.argv[1]))
 assert got is not None, "no per-link figure"
 test, m = got
@@ -157,8 +157,9 @@ if ((rc == 0)) && py "$tmp/down.h5" >"$tmp/msg" 2>&1 <<'PY'; then
 import sys
 from pathlib import Path
 import numpy as np
-from analysis import derive, netfaults
-from analysis.reader import open_run
+from analysis import derive
+from analysis.derive import netfaults
+from analysis.read.reader import open_run
 run = open_run(Path(sys.argv[1]))
 st = derive.run_point_stats(run)
 assert len(st) == 1, st
@@ -205,8 +206,9 @@ with h5py.File(sys.argv[1], "r") as f:
     rates = [g["net/tcp_retrans_segs"][2] / max(1, g["net/tcp_out_segs"][2]) for g in steps]
     assert all(g["net/tcp_out_segs"][2] > 0 for g in steps), "pi3 has no counters in a step"
 from pathlib import Path
-from analysis import derive, netfaults
-from analysis.reader import open_run
+from analysis import derive
+from analysis.derive import netfaults
+from analysis.read.reader import open_run
 cause = netfaults.load_cause(Path(sys.argv[1]), derive.load_analysis(open_run(Path(sys.argv[1])))[0])
 print("requests per step (submitted = done + rejected + unfinished): " + ", ".join(counts)
       + "; pi3 retransmitted " + ", ".join(f"{100 * r:.2f}%" for r in rates)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import functools
 import os
+import resource
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -111,6 +113,54 @@ def run_faults_each(np_: int, *args: str, env: dict[str, str], timeout: float = 
         else:
             rest.append(line)
     return [status.get(q, -1) for q in range(np_)], "\n".join(rest)
+
+
+def _cpu_ticks() -> tuple[float, int]:
+    """Busy seconds of every CPU so far (steal included: a guest waits through it) and the CPU
+    count, from /proc/stat."""
+    with open("/proc/stat") as fh:
+        lines = fh.read().splitlines()
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in lines[0].split()[1:9])
+    ncpu = sum(1 for l in lines if l.startswith("cpu") and l[3:4].isdigit())
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK"), ncpu
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process and the children it has waited for (mpirun and its ranks)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+class MachineLoad:
+    """Whether the machine was free while a timing test ran: the CPU that other processes (and the
+    hypervisor's steal) used over the block, as /proc/stat's busy time less this process's and its
+    children's. A test that measures the machine asserts its timing only when `busy()` is None."""
+
+    # Other work of up to a tenth of a core beside the cores a test uses leaves its figures as on an
+    # idle machine (daemons, the shell); a compile or another test run takes a whole core.
+    SPARE_CORES = 0.1
+
+    def __init__(self, cores: int) -> None:
+        self.cores = cores
+        self.others_cores = 0.0
+        self.ncpu = 1
+
+    def __enter__(self) -> "MachineLoad":
+        self._start = (time.monotonic(), *_cpu_ticks(), _own_cpu_s())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        t0, busy0, ncpu, own0 = self._start
+        busy1, self.ncpu = _cpu_ticks()
+        wall = max(time.monotonic() - t0, 1e-3)
+        self.others_cores = max(0.0, (busy1 - busy0) - (_own_cpu_s() - own0)) / wall
+
+    def busy(self) -> str | None:
+        """None when the machine was free for the test's cores; else why its timing is not asserted."""
+        if self.others_cores <= max(0, self.ncpu - self.cores) + self.SPARE_CORES:
+            return None
+        return (f"the machine was busy: other processes used {self.others_cores:.2f} of its {self.ncpu} "
+                f"CPUs while this test needed {self.cores} (/proc/stat), so its timing is not asserted")
 
 
 @pytest.fixture

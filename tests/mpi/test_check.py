@@ -19,7 +19,7 @@ import pytest
 from conftest import BIN, FAULTS_BIN, MPI_IMPL, MPI_LIBRARY_PREFIX, ROOT, error_lines, mpi_env, run_faults, run_wb
 
 sys.path.insert(0, str(ROOT))
-from analysis import readiness  # noqa: E402
+from analysis.derive import readiness  # noqa: E402
 
 VERDICT = re.compile(r"^(ok|warn|fail)\s+(\S+)\s+(.*)$")
 

@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, ROOT, mpi_env, run_wb
+from conftest import BIN, ROOT, MachineLoad, mpi_env, run_wb
 
 PYTHON = "/usr/bin/python3"
 
@@ -26,8 +26,9 @@ def report_warnings(h5: Path, tmp_path: Path) -> str:
 
 def test_every_rank_records_its_cpu_time_and_share_and_the_baseline_too(tmp_path):
     out = tmp_path / "c.h5"
-    r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "32", "--reps", "7", "-q",
-               "-o", str(out), timeout=300)
+    with MachineLoad(cores=2) as load:
+        r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "32", "--reps", "7", "-q",
+                   "-o", str(out), timeout=300)
     assert r.returncode == 0, r.stderr
     with h5py.File(out) as f:
         g = f["fft/p000"]
@@ -37,12 +38,17 @@ def test_every_rank_records_its_cpu_time_and_share_and_the_baseline_too(tmp_path
         # A thread cannot run longer than the wall clock it ran in (1 % for the clocks' rounding).
         assert np.all(share > 0) and np.all(share <= 1.01)
         assert np.all(cpu[:, 0] <= 1.01 * total)
-        # Two ranks on two cores, each polling while it waits: each ran nearly all of its time.
-        assert np.all(np.median(share, axis=0) >= 0.8), share
         b = g["baseline"]
         assert b["t_cpu"].shape == b["cpu_share"].shape == (7, 1)
         assert np.all(b["t_cpu"][()][:, 0] <= 1.01 * b["t_total"][()])
-        assert np.median(b["cpu_share"][()]) >= 0.8
+        shares, base_shares = np.median(share, axis=0), np.median(b["cpu_share"][()])
+    # Another job's share of the cores is what cpu_share measures: the shares say "alone" only when
+    # the machine was free.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; medians of cpu_share {shares}, baseline {base_shares:.2f}")
+    # Two ranks on two cores, each polling while it waits: each ran nearly all of its time.
+    assert np.all(shares >= 0.8), share
+    assert base_shares >= 0.8
     assert "ran on its core only" not in report_warnings(out, tmp_path)
 
 
@@ -62,18 +68,23 @@ def pinned_fft(out: Path, cpu: str) -> dict[str, float]:
 @pytest.mark.skipif(not shutil.which("taskset"), reason="needs taskset")
 def test_a_core_shared_with_a_busy_loop_reads_about_half_and_the_report_says_why(tmp_path):
     cpu = str(max(os.sched_getaffinity(0)))
-    alone = pinned_fft(tmp_path / "a.h5", cpu)
-    hog = subprocess.Popen(["taskset", "-c", cpu, "sh", "-c", "while :; do :; done"])
-    try:
-        shared = pinned_fft(tmp_path / "s.h5", cpu)
-    finally:
-        hog.kill()
-        hog.wait()
+    # The loop is waited for inside the block, so its CPU time counts as this test's own.
+    with MachineLoad(cores=1) as load:
+        alone = pinned_fft(tmp_path / "a.h5", cpu)
+        hog = subprocess.Popen(["taskset", "-c", cpu, "sh", "-c", "while :; do :; done"])
+        try:
+            shared = pinned_fft(tmp_path / "s.h5", cpu)
+        finally:
+            hog.kill()
+            hog.wait()
+    text = report_warnings(tmp_path / "s.h5", tmp_path)
+    assert "rank 0" in text and "ran on its core only" in text and "steal" in text, text
+    # Alone and beside the loop are told apart only when nothing else took a share of that core.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; alone {alone}, beside the loop {shared}")
     assert alone["cpu_share"] >= 0.8, alone
     assert 0.3 <= shared["cpu_share"] <= 0.7, shared
     # The wall time grew by about the share the loop took; the CPU time is still what the code costs.
     assert shared["t_total"] >= 1.4 * alone["t_total"], (alone, shared)
     assert 0.7 <= shared["t_cpu"] / alone["t_cpu"] <= 1.4, (alone, shared)
-    text = report_warnings(tmp_path / "s.h5", tmp_path)
-    assert "rank 0" in text and "ran on its core only" in text and "steal" in text, text
     assert "ran on its core only" not in report_warnings(tmp_path / "a.h5", tmp_path / "alone")

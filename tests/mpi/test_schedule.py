@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import error_lines, run_faults, run_faults_each, run_wb
+from conftest import MachineLoad, error_lines, run_faults, run_faults_each, run_wb
 
 SCHEDULES = ("pipelined", "phased", "dynamic")
 
@@ -85,40 +85,48 @@ def overlap(g: h5py.Group) -> np.ndarray:
 
 def test_phase_times_follow_their_definitions(tmp_path):
     out = {}
-    for s in ("pipelined", "phased"):
-        out[s] = tmp_path / f"{s}.h5"
-        # The root only distributes, so no gap of its own between chunks hides the workers' overlap.
-        r = run_wb(2, "fft", "--sweep", "files", "--files", "8", "--file-seconds", "3", "--reps", "5", "--warmup", "1",
-                   "--local", "mpi", "--root-computes", "no", "--schedule", s, "--chunk", "8", "-o", str(out[s]))
-        assert r.returncode == 0, r.stderr
+    with MachineLoad(cores=2) as load:
+        for s in ("pipelined", "phased"):
+            out[s] = tmp_path / f"{s}.h5"
+            # The root only distributes, so no gap of its own between chunks hides the workers' overlap.
+            r = run_wb(2, "fft", "--sweep", "files", "--files", "8", "--file-seconds", "3", "--reps", "5",
+                       "--warmup", "1", "--local", "mpi", "--root-computes", "no", "--schedule", s,
+                       "--chunk", "8", "-o", str(out[s]))
+            assert r.returncode == 0, r.stderr
     with h5py.File(out["pipelined"]) as f:
         g = f["fft/p000"]
         d, c, ga, tt = phases(g)
         assert np.all(d >= 0) and np.all(c[:, 1] > 0) and np.all(ga >= 0) and np.all(c[:, 0] == 0)
-        # A rank's last byte arrives, and its transforms end, before the root has every result. Each rank
-        # times from its own exit of the start barrier, and ranks leave it up to a scheduler slice apart.
-        skew = 0.05 * tt[:, None] + 0.005
-        assert np.all(d <= tt[:, None] + skew) and np.all(c <= tt[:, None] + skew), (d, c, tt)
         assert np.all(ga <= tt[:, None]), (ga, tt)
-        # The root's samples are in place: it only sets its messages up.
-        assert np.all(d[:, 0] < 0.5 * tt)
-        # Workers transform while later chunks arrive, so their phases overlap. A repetition whose
-        # critical rank was descheduled between two chunks can fall below 1; the median may not.
-        assert np.median(overlap(g)) >= 1.0, overlap(g)
-        if "overlap" in g.attrs:
-            assert g.attrs["overlap"] >= 1.0
         assert g.attrs["schedule"] == "pipelined" and g.attrs["chunk_frames"] == 8
+        pipelined = overlap(g), g.attrs.get("overlap")
     with h5py.File(out["phased"]) as f:
         g = f["fft/p000"]
-        # One phase after the other: the slowest rank's phases add up to t_total, not more.
-        assert np.median(overlap(g)) <= 1.02 and np.median(overlap(g)) >= 0.5, overlap(g)
         assert g.attrs["chunk_frames"] == 0
+        phased = overlap(g)
+    # How far the ranks' clocks and phases drift apart is the scheduler's once other work shares the cores.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; pipelined overlap {pipelined[0]}, phased {phased}")
+    # A rank's last byte arrives, and its transforms end, before the root has every result. Each rank
+    # times from its own exit of the start barrier, and ranks leave it up to a scheduler slice apart.
+    skew = 0.05 * tt[:, None] + 0.005
+    assert np.all(d <= tt[:, None] + skew) and np.all(c <= tt[:, None] + skew), (d, c, tt)
+    # The root's samples are in place: it only sets its messages up.
+    assert np.all(d[:, 0] < 0.5 * tt)
+    # Workers transform while later chunks arrive, so their phases overlap. A repetition whose
+    # critical rank was descheduled between two chunks can fall below 1; the median may not.
+    assert np.median(pipelined[0]) >= 1.0, pipelined[0]
+    if pipelined[1] is not None:
+        assert pipelined[1] >= 1.0
+    # One phase after the other: the slowest rank's phases add up to t_total, not more.
+    assert np.median(phased) <= 1.02 and np.median(phased) >= 0.5, phased
 
 
 def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
     out = tmp_path / "t.h5"
-    r = run_wb(3, "fft", "--sweep", "files", "--files", "4", "--file-seconds", "1", "--reps", "2", "--warmup", "0",
-               "--local", "mpi", "--chunk", "4", "-o", str(out))
+    with MachineLoad(cores=3) as load:
+        r = run_wb(3, "fft", "--sweep", "files", "--files", "4", "--file-seconds", "1", "--reps", "2",
+                   "--warmup", "0", "--local", "mpi", "--chunk", "4", "-o", str(out))
     assert r.returncode == 0, r.stderr
     with h5py.File(out) as f:
         g = f["fft/p000"]
@@ -126,18 +134,23 @@ def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
         assert h5py.check_enum_dtype(g["timeline"].dtype["phase"]) == {"recv": 0, "compute": 1, "send": 2}
         assert set(tl["rank"]) == {0, 1, 2}
         assert np.all(tl["t_end"] >= tl["t_start"]) and np.all(tl["t_start"] >= 0)
-        assert tl["t_end"].max() <= g["t_total"][-1] * 1.05
-        frames = g["frames"][()]
-        for q in (1, 2):
-            mine = tl[tl["rank"] == q]
-            recv, comp, send = (mine[mine["phase"] == k] for k in (0, 1, 2))
-            n = -(-int(frames[q]) // 4)
-            assert len(recv) == len(comp) == len(send) == n
-            assert np.all(recv["t_end"] <= comp["t_start"] + 1e-9)
-            assert np.all(comp["t_end"] <= send["t_start"] + 1e-9)
-            # The first results left before the last samples came in: the pipeline ran.
-            assert send["t_start"][0] < recv["t_end"][-1]
-        assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == -(-int(frames[0]) // 4)
+        t_total_last, frames = g["t_total"][-1], g["frames"][()]
+    overlaps = []
+    for q in (1, 2):
+        mine = tl[tl["rank"] == q]
+        recv, comp, send = (mine[mine["phase"] == k] for k in (0, 1, 2))
+        n = -(-int(frames[q]) // 4)
+        assert len(recv) == len(comp) == len(send) == n
+        assert np.all(recv["t_end"] <= comp["t_start"] + 1e-9)
+        assert np.all(comp["t_end"] <= send["t_start"] + 1e-9)
+        overlaps.append(send["t_start"][0] < recv["t_end"][-1])
+    assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == -(-int(frames[0]) // 4)
+    # When and in what order the chunks ran is up to the scheduler once other work shares the cores.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; timeline ends at {tl['t_end'].max():.6f} s, t_total {t_total_last:.6f} s")
+    assert tl["t_end"].max() <= t_total_last * 1.05
+    # The first results left before the last samples came in: the pipeline ran.
+    assert all(overlaps)
 
 
 def test_link_figures_on_one_node_and_with_a_rate(tmp_path):

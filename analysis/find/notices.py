@@ -1,0 +1,70 @@
+"""Derive the "Read first" warnings and the notes about each run as a whole."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..derive import cpushare, health, netfaults, readiness
+from .common import bold
+from ..read.runs import Run
+from .common import as_float, as_int
+
+
+def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
+    """(warnings, notes) about one run."""
+    warnings: list[str] = []
+    notes: list[str] = []
+    tag = f"{bold(run.name)} ({run.path.name})"
+    if run.partial or run.status in ("interrupted", "timeout"):
+        warnings.append(
+            f"{tag} is PARTIAL: the run had not finished (status '{run.status}'). It holds "
+            f"{len(run.points)} FFT points, {len(run.transfer)} transfer tests and "
+            f"{len(run.load_steps)} load steps; what is missing was not measured.")
+    if run.invalid:
+        warnings.append(f"{tag} FAILED VERIFICATION (verified={run.verified}, status "
+                            f"'{run.status}'): its numbers are listed as INVALID and left out "
+                            "of figures, comparisons and the model.")
+    elif run.status == "failed":
+        warnings.append(f"{tag} ended with status 'failed'; the points it flushed are shown.")
+    items = ctx.stats[run.name]
+    bad = [s.point.id for s in items if s.point.verified == 0]
+    if bad and not run.invalid:
+        warnings.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
+                            "(verify/passed=0); shown as INVALID and left out of figures, "
+                            "comparisons and the model.")
+    unstable = [s.point.id for s in items if s.status.startswith("unstable")]
+    if unstable:
+        warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
+                            + ", ".join(unstable) + ".")
+    auto = []
+    for s in items:
+        a = s.point.attrs
+        reason = str(a.get("reps_stop_reason") or "")
+        if as_int(a.get("unstable"), 0) == 1 or reason not in ("", "fixed", "target_ci"):
+            half = as_float(a.get("ci_halfwidth_rel"))
+            target = as_float(a.get("target_ci"))
+            what = f"{s.point.id} stopped by {reason or '?'}"
+            if np.isfinite(half):
+                what += f" at a CI half-width of {100 * half:.1f} %"
+            if np.isfinite(target):
+                what += f" (target {100 * target:.1f} %)"
+            auto.append(what)
+    if auto:
+        warnings.append(f"{tag}: --reps auto did not reach its CI target: "
+                            + "; ".join(auto) + ".")
+    for line in (health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path)
+                 + cpushare.warnings(run.path)):
+        warnings.append(f"{tag}: {line}")
+    hot = ctx.throttled(run)
+    if hot:
+        warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "
+                            "points' health record): its times may be slow and uneven.")
+    for problem in run.problems + ctx.extra[run.name].problems:
+        warnings.append(f"{tag}: {problem}")
+    missing = [g for g in ("fft", "transfer", "load") if g not in run.groups]
+    if missing:
+        sub = run.attrs.get("subcommand")
+        notes.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
+                         + (f" group (subcommand '{sub}')" if sub else " group")
+                         + "; those sections skip it.")
+    return warnings, notes
