@@ -106,6 +106,7 @@ for arch in "${arches[@]}"; do
     WB_ARM_ROOT=$root WB_ARM_ARCH=$arch WB_ARM_MPI=$mpi WB_ARM_BUILD=$b \
         "$PYTHON" -m pytest -q -rs -p no:cacheprovider tests/arm 2>&1 | tee "$log"
     tally "$log" "${PIPESTATUS[0]}"
+    [ -f "$root/tmp/wbarm/figures.txt" ] && sed 's/^/figure: /' "$root/tmp/wbarm/figures.txt"
     cleanup
     echo "== $arch done in $((SECONDS - started)) s"
 done
