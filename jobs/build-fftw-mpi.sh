@@ -107,8 +107,10 @@ case $arch in
   powerpc) simd_single="--enable-altivec" ;;
   armhf|arm64) simd_single="--enable-neon --with-slow-timer" ;;
 esac
+# No dependency tracking: a one-off build, and config.status would write a .deps file for each of
+# FFTW's ~3000 sources (20 minutes of shells under qemu-user in make test-arm's armhf root).
 common=(--prefix="$prefix" --enable-shared --disable-static --enable-threads --enable-openmp --enable-mpi
-        MPICC=mpicc.mpich MPILIBS=-lmpich MPIRUN=mpiexec.mpich)
+        --disable-dependency-tracking MPICC=mpicc.mpich MPILIBS=-lmpich MPIRUN=mpiexec.mpich)
 mkdir -p "$work/double" "$work/single"
 # The two configures are mostly one shell each, so they share the two cores.
 # shellcheck disable=SC2086 # the SIMD options are word lists

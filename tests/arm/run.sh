@@ -65,7 +65,11 @@ sync_tree() {
         [ -f "$f" ] || continue
         if ! cmp -s "$f" "$dst/$f"; then mkdir -p "$dst/$(dirname "$f")" && cp -p "$f" "$dst/$f"; fi
     done <"$list"
-    rm -f "$list"
+    # Files the tree no longer has (moved or deleted), outside the build folders, go too.
+    (cd "$dst" && find . -type f ! -path './build*' ! -name '*.pyc' -printf '%P\0') | sort -z >"$list.old"
+    tr '\0' '\n' <"$list" | sort | tr '\n' '\0' >"$list.new"
+    comm -z -23 "$list.old" "$list.new" | (cd "$dst" && xargs -0 -r rm -f)
+    rm -f "$list" "$list.old" "$list.new"
 }
 
 tally() { # the last "N passed ... N failed ... N skipped" line of a log
