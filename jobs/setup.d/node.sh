@@ -10,37 +10,46 @@ step=$1
 shift
 
 case $step in
-hosts) # NAME=ADDRESS...
+hosts) # NAME=ADDRESS... (=ADDRESS: a node whose name is not known now; its line in the block stays)
     # The nodes in a block of their own; other lines that give a node's name
     # another address (Debian's '127.0.1.1 NAME' among them) go. Written in
     # place (/etc/hosts may be a bind mount), and only when it differs.
     begin="# BEGIN wulfbench nodes (jobs/setup)" end="# END wulfbench nodes (jobs/setup)"
     gonef=$(mktemp)
     new=$(awk -v begin="$begin" -v end="$end" -v nodes="$*" '
-        BEGIN { n = split(nodes, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], p, "="); addr[p[1]] = p[2]; name[i] = p[1] } }
+        BEGIN {
+            n = split(nodes, kv, " ")
+            for (i = 1; i <= n; i++) {
+                split(kv[i], p, "=")
+                order[i] = p[1] == "" ? "@" p[2] : p[1]
+                if (p[1] == "") keep[p[2]] = 1; else addr[p[1]] = p[2]
+            }
+        }
         $0 == begin { skip = 1; next }
         $0 == end { skip = 0; next }
-        skip { next }
+        skip { if ($1 in keep) kept["@" $1] = $0; next }
         /^[ \t]*#/ || NF < 2 { print; next }
         { for (f = 2; f <= NF; f++) if (($f in addr) && addr[$f] != $1) { gone++; next } print }
         END {
             print begin
-            for (i = 1; i <= n; i++) print addr[name[i]] " " name[i]
+            for (i = 1; i <= n; i++)
+                if (order[i] in addr) print addr[order[i]] " " order[i]
+                else if (order[i] in kept) print kept[order[i]]
             print end
             print gone + 0 > "/dev/stderr"
         }' /etc/hosts 2>"$gonef")
     gone=$(cat "$gonef")
     rm -f "$gonef"
     if [ "$new" = "$(cat /etc/hosts)" ]; then
-        echo "already lists the $# nodes"
+        echo "already lists the nodes ($(grep -A"$#" -xF "$begin" /etc/hosts | awk 'NR > 1 && $0 !~ /^#/ {printf "%s%s", s, $2; s = ", "}'))"
     else
         printf '%s\n' "$new" >/etc/hosts
-        echo "changed: wrote the $# nodes$([ "$gone" = 0 ] || echo "; removed $gone line(s) that gave a node another address")"
+        echo "changed: wrote the nodes ($(printf '%s\n' "$new" | grep -A"$#" -xF "$begin" | awk 'NR > 1 && $0 !~ /^#/ {printf "%s%s", s, $2; s = ", "}'))$([ "$gone" = 0 ] || echo "; removed $gone line(s) that gave a node another address")"
     fi ;;
 deps) # REPO
     out=$(bash "$1/jobs/install-deps.sh" build 2>&1) || { echo "$out" | tail -1; exit 1; }
     if echo "$out" | grep -q 'installing'; then
-        echo "changed: install-deps: $(echo "$out" | grep -m1 'installing')"
+        echo "changed: $(echo "$out" | grep -m1 'installing')"
     else
         echo "install-deps: every package of its build group already installed"
     fi
