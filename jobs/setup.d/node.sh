@@ -54,6 +54,15 @@ deps) # REPO
         echo "install-deps: every package of its build group already installed"
     fi
     echo "mpi-version: $(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p' | grep . || echo none)" ;;
+build) # REPO BIN: the binary made here from the sources unpacked (jobs/setup --build)
+    out=$(make -C "$1" "${2#"$1"/}" 2>&1) || {
+        echo "make failed on $(uname -m): $(echo "$out" | tail -1); run 'make -C $1' there to see why"
+        exit 1
+    }
+    case $out in
+    *"is up to date"*) echo "already built $2 here ($(uname -m)) from the head's sources" ;;
+    *) echo "changed: built $2 here ($(uname -m)) from the head's sources" ;;
+    esac ;;
 governor) # GOV
     gov=$1 n=0 c=0
     for g in /sys/devices/system/cpu/cpu[0-9]*/cpufreq/scaling_governor; do

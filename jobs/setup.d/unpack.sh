@@ -1,10 +1,10 @@
 #!/bin/sh
-# unpack.sh, run by site.yml with WB_REPO, WB_BIN and WB_MODE: jobs/setup's
-# bundle (copy: the binary and jobs/; build: the sources and jobs/; WB_SUM its
-# sha1), copied by Ansible to the node, unpacked into WB_REPO when it differs from the one
-# unpacked last (or the binary is gone), then, with build, the binary made;
-# with nfs, the binary looked for on the share. Prints one line ('changed:'
-# first when it changed something); exit 1 with the fix when it cannot.
+# unpack.sh, run by site.yml with WB_REPO, WB_BIN, WB_MODE and WB_SUM:
+# jobs/setup's bundle (copy: the binary and jobs/; build: the sources and
+# jobs/), copied by Ansible to the node, unpacked into WB_REPO when it
+# differs from the one unpacked last (or the binary is gone); with nfs, the
+# binary looked for on the share. Prints one line ('changed:' first when it
+# changed something); exit 1 with the fix when it cannot.
 set -eu
 repo=$WB_REPO bin=$WB_BIN mode=$WB_MODE
 if [ "$mode" = nfs ]; then
@@ -25,14 +25,8 @@ if [ "$(cat "$mark" 2>/dev/null)" != "$sum" ] || { [ "$mode" = copy ] && [ ! -x 
     new=1
 fi
 if [ "$mode" = build ]; then
-    out=$(make -C "$repo" "${bin#"$repo"/}" 2>&1) || {
-        echo "make failed on $(uname -m): $(echo "$out" | tail -1); run 'make -C $repo' there to see why"
-        exit 1
-    }
-    case $out in
-    *"is up to date"*) [ $new = 1 ] && echo "changed: new sources and jobs/; $bin already built here" || echo "already built $bin here from the head's sources" ;;
-    *) echo "changed: built $bin here ($(uname -m)) from the head's sources" ;;
-    esac
+    # Built after the deps step (node.sh build), which installs the compiler.
+    [ $new = 1 ] && echo "changed: unpacked the head's sources and jobs/" || echo "already has the head's sources and jobs/"
 elif [ $new = 1 ]; then
     echo "changed: copied the head's $bin and jobs/ (same architecture)"
 else
