@@ -54,8 +54,9 @@ deps) # REPO
         echo "install-deps: every package of its build group already installed"
     fi
     echo "mpi-version: $(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p' | grep . || echo none)" ;;
-build) # REPO BIN: the binary made here from the sources unpacked (jobs/setup --build)
-    out=$(make -C "$1" "${2#"$1"/}" 2>&1) || {
+build) # REPO BIN VERSION REV: the binary made here from the sources unpacked (jobs/setup --build),
+    # with the head's version and git revision (no .git here), so that 'wulfbench check' finds one build
+    out=$(make -C "$1" VERSION="$3" GIT_REV="$4" "${2#"$1"/}" 2>&1) || {
         echo "make failed on $(uname -m): $(echo "$out" | tail -1); run 'make -C $1' there to see why"
         exit 1
     }
