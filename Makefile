@@ -96,7 +96,7 @@ UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
 .PHONY: all units deps deps-test deps-arm deps-bench deps-fuzz run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-arm test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster \
+        test-browser test-cluster test-arm test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster setup \
         report compare install uninstall clean help
 
 all: $(B)/wulfbench $(B)/wulfbench.1 $(B)/wulfbench.bash
@@ -235,8 +235,8 @@ test-load: all $(B)/wulfbench-faults
 test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
-test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition (root)
-	@fail=0; for t in run check power netfault faults buys; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup (root)
+	@fail=0; for t in run check power netfault faults buys setup; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
 test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64|armhf|all)
 	@$(MAKE) --no-print-directory all $(B)/tests/wbspectra
@@ -285,6 +285,10 @@ $(B)/tests/fft_pair: tests/bench/fft_pair.c $(B)/tests/fft_ref_o3.o $(B)/tests/f
 
 bench-cluster: all  ## fft and pingpong figures on the emulated cluster for each link profile (root)
 	bash tests/bench/cluster_bench.sh
+
+setup: all          ## take the nodes of HOSTFILE to a checked cluster: make setup HOSTFILE=FILE [SETUP_ARGS="--no-wifi ..."]
+	@test -n "$(HOSTFILE)" || { echo "make setup: give the hostfile: make setup HOSTFILE=hostfiles/mycluster" >&2; exit 2; }
+	jobs/setup $(SETUP_ARGS) "$(HOSTFILE)"
 
 report:              ## turn $(RESULTS)/*.h5 into report/index.html, figures, CSV
 	$(PYTHON) -m analysis.report $(RESULTS) -o report
@@ -342,6 +346,7 @@ help:                ## list the targets
 	@echo "make test-browser the report in headless Chromium"
 	@echo "make test-cluster an emulated 3-node Pi cluster (root)"
 	@echo "make test-arm     built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64|armhf)"
+	@echo "make setup HOSTFILE=FILE   fresh boards to a checked cluster (keys, /etc/hosts, packages, binary; Ansible)"
 	@echo "make test-slurm   a real one-node Slurm (root)"
 	@echo "make test-reliability  a full disk (tmpfs) and SIGKILL at random moments (root)"
 	@echo "make test-sanitize  unit and some MPI tests under ASan+UBSan (build-san/)"

@@ -18,3 +18,18 @@ harness_args() {
         *) echo "${BASH_SOURCE[1]#"${repo:-}/"}: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 }
+
+# cluster_suite_start PREFIX: for a suite of the emulated cluster ($cluster set): stop if a cluster
+# is up already; make $tmp (mode 755: the nodes read it) and, on exit, take the cluster down and
+# remove $tmp.
+cluster_suite_start() {
+    if "$cluster" status >/dev/null 2>&1; then
+        fail "an emulated cluster is already up; take it down first (jobs/emulate/cluster down)"
+        finish
+        exit 1
+    fi
+    tmp=$(mktemp -d "/tmp/$1.XXXXXX")
+    chmod 755 "$tmp"
+    trap 'set +e; "$cluster" down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+    trap 'exit 130' INT TERM HUP
+}
