@@ -37,8 +37,9 @@ cleanup() {
     mounted=()
 }
 trap cleanup EXIT
-bind() { # bind SRC DST [tmpfs]
-    mkdir -p "$2"
+# bind SRC DST [tmpfs]; /etc/hosts too, so this machine's name resolves there as on a board (MPICH needs it).
+bind() {
+    [ -e "$2" ] || mkdir -p "$2"
     if [ "${3:-}" = tmpfs ]; then mount -t tmpfs -o mode=1777 tmpfs "$2"; else mount --bind "$1" "$2"; fi && mounted+=("$2")
 }
 
@@ -91,7 +92,7 @@ for arch in "${arches[@]}"; do
         echo "FAIL: $arch: no root to test in (above)"; failed=$((failed + 1)); continue
     fi
     bind /proc "$root/proc" && bind /sys "$root/sys" && bind /dev "$root/dev" && bind /dev/pts "$root/dev/pts" &&
-        bind - "$root/dev/shm" tmpfs && bind - "$root/tmp" tmpfs ||
+        bind - "$root/dev/shm" tmpfs && bind - "$root/tmp" tmpfs && bind /etc/hosts "$root/etc/hosts" ||
         { echo "FAIL: $arch: could not mount /proc, /sys, /dev into $root"; failed=$((failed + 1)); cleanup; continue; }
     sync_tree "$root"
     if [ "$mpi" = mpich ]; then
