@@ -39,7 +39,7 @@ cleanup() {
 trap cleanup EXIT
 # bind SRC DST [tmpfs]; /etc/hosts too, so this machine's name resolves there as on a board (MPICH needs it).
 bind() {
-    [ -e "$2" ] || mkdir -p "$2"
+    if [ -f "$1" ]; then [ -f "$2" ] || : >"$2"; else mkdir -p "$2"; fi
     if [ "${3:-}" = tmpfs ]; then mount -t tmpfs -o mode=1777 tmpfs "$2"; else mount --bind "$1" "$2"; fi && mounted+=("$2")
 }
 

@@ -218,9 +218,10 @@ else
     cat "$tmp/clock.up" >"$tmp/clock.out"
 fi
 "$cluster" down >/dev/null 2>&1 || true
-# Each node's clock_ms from check's rows (the fifth column from the right) against load's
+# The verdict names pi3 with an offset of +2xx ms (a loaded machine read +249.562: 250 within the 2 ms
+# the figures below allow); each node's clock_ms from check's rows (the fifth column from the right) against load's
 # clock_offset_s for the worker on that node (rank K-1 on piK, rank 0 on pi1).
-if ((rc == 0)) && verdict clock warn clock "(pi3) +25" && no_verdict clock warn clock "(pi2)" &&
+if ((rc == 0)) && verdict clock warn clock "(pi3) +2" && no_verdict clock warn clock "(pi2)" &&
     "$python" - "$tmp/clock.out" "$tmp/clock.h5" >"$tmp/clock.check" 2>&1 <<'PY'; then
 import re, sys
 import h5py, numpy as np
