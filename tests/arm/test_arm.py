@@ -311,11 +311,17 @@ def test_a_request_too_large_for_the_process_is_refused_before_the_run(out, args
     err = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(err) == 1, r.stderr
     if ARCH == "armhf":
-        assert "32-bit" in err[0] and "GB" in err[0], err[0]
+        # The limit is named: the bytes a 32-bit process can address, or the points FFTW-MPI can count in it.
+        assert "32-bit" in err[0] and re.search(r"\d+(\.\d+)? GB|at most \d+", err[0]), err[0]
     assert not here.exists() and not Path(str(here) + ".partial").exists()
 
 
 def test_a_clock_past_2038_is_stored_as_it_is(out):
+    if ARCH == "armhf":
+        # Seen in the armhf root: created_utc was the real date under faketime. Debian 12's libfaketime
+        # does not reach the 64-bit time calls that a _TIME_BITS=64 build makes on 32-bit ARM; there the
+        # unit test test_time checks the build's time_t and stamps past 2038 instead.
+        pytest.skip("faketime does not reach a 64-bit time_t build on armhf; test_time checks 2038 there")
     here, there = out
     r = arm_run(["faketime", "2040-02-29 12:00:00", f"{ARM_BUILD}/wulfbench", "fft", *SMALL_FFT, "-o", there])
     assert r.returncode == 0, r.stdout + r.stderr
