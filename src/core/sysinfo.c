@@ -207,10 +207,11 @@ int64_t wb_sysinfo_address_space(const char **why)
     return limit;
 }
 
-int64_t wb_sysinfo_memory_limit(int64_t max_bytes, const char **why)
+int64_t wb_sysinfo_memory_limit(int64_t max_bytes, int one_process, const char **why)
 {
     const char *as_why = NULL;
-    int64_t avail = max_bytes > 0 ? max_bytes : wb_sysinfo_mem_available(), as = wb_sysinfo_address_space(&as_why);
+    int64_t avail = max_bytes > 0 ? max_bytes : wb_sysinfo_mem_available();
+    int64_t as = one_process ? wb_sysinfo_address_space(&as_why) : -1;
     const char *what = max_bytes > 0 ? "are allowed by --max-memory" : "are available";
     if (as > 0 && (avail < 0 || as < avail)) {
         avail = as;

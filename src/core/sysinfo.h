@@ -75,9 +75,10 @@ int64_t wb_sysinfo_mem_available(void);
  * process" or "are allowed by ulimit -v". Local. */
 int64_t wb_sysinfo_address_space(const char **why);
 
-/* What one process may use for a point: max_bytes when given (--max-memory), else MemAvailable, and
- * never more than wb_sysinfo_address_space. -1 if unknown. *why says which limit holds, as the end of
- * "only N GB ...": "are allowed by --max-memory", "are available", or the address space's phrase. Local. */
-int64_t wb_sysinfo_memory_limit(int64_t max_bytes, const char **why);
+/* What a point may use: max_bytes when given (--max-memory), else MemAvailable, and with one_process
+ * never more than wb_sysinfo_address_space (a node's several ranks each have their own). -1 if
+ * unknown. *why says which limit holds, as the end of "only N GB ...": "are allowed by --max-memory",
+ * "are available", or the address space's phrase. Local. */
+int64_t wb_sysinfo_memory_limit(int64_t max_bytes, int one_process, const char **why);
 
 #endif

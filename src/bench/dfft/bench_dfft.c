@@ -96,6 +96,9 @@ static int64_t point_bytes(const struct wb_fftmpi_layout *l)
 /* Every point's layout and memory, checked on all ranks before anything is allocated. Collective. */
 static int check_points(const struct dctx *c, MPI_Comm node)
 {
+    /* The node's ranks share its memory; each rank has an address space of its own. */
+    const char *why = NULL, *as_why = NULL;
+    int64_t avail = wb_sysinfo_memory_limit(c->d->max_bytes, 0, &why), as = wb_sysinfo_address_space(&as_why);
     int rc = 0;
     for (int i = 0; rc == 0 && i < c->npts; i++) {
         int64_t n[3];
@@ -107,8 +110,6 @@ static int check_points(const struct dctx *c, MPI_Comm node)
             break;
         int64_t mine = point_bytes(&l), on_node = mine;
         rc = wb_comm_check(MPI_Allreduce(&mine, &on_node, 1, MPI_INT64_T, MPI_SUM, node), "MPI_Allreduce");
-        const char *why = NULL, *as_why = NULL;
-        int64_t avail = wb_sysinfo_memory_limit(c->d->max_bytes, &why), as = wb_sysinfo_address_space(&as_why);
         char shape[96];
         shape_str(&l, shape, sizeof shape);
         if (rc == 0 && as > 0 && mine > as)

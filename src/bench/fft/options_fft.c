@@ -294,7 +294,7 @@ int wb_fft_opts_validate(struct wb_options *o)
         return wb_error_set(WB_EUSAGE, "--baseline runs in one process, so --schedule dynamic has no meaning; "
                                        "drop one of them");
     const char *why = NULL;
-    int64_t need = wb_fft_opts_peak_bytes(t), avail = wb_sysinfo_memory_limit(t->max_bytes, &why);
+    int64_t need = wb_fft_opts_peak_bytes(t), avail = wb_sysinfo_memory_limit(t->max_bytes, 1, &why);
     if (avail > 0 && need > avail)
         return wb_error_set(WB_EUSAGE, "the largest point needs about %.1f GB on rank 0 but only %.1f GB %s; "
                                        "use fewer --files or shorter --seconds",
