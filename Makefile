@@ -85,7 +85,7 @@ endif
 # vectorisation on that compiler (docs/kernels.md).
 CC_MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
 CC_MAJOR   := $(shell $(CC) -dumpversion 2>/dev/null | cut -d. -f1)
-TEST_CFLAGS = $(if $(and $(findstring aarch64,$(CC_MACHINE)),$(filter 10 11 12,$(CC_MAJOR)),$(shell $(CC) --version 2>/dev/null | grep -qi clang || echo gcc)),-fno-tree-loop-vectorize)
+TEST_CFLAGS := $(if $(and $(findstring aarch64,$(CC_MACHINE)),$(filter 10 11 12,$(CC_MAJOR)),$(shell $(CC) --version 2>/dev/null | grep -qi clang || echo gcc)),-fno-tree-loop-vectorize)
 
 # src/ is one folder per layer (README, module map); objects mirror it, e.g. build/obj/core/error.o.
 SRC   := $(sort $(wildcard src/*/*.c src/*/*/*.c))

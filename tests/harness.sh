@@ -33,3 +33,17 @@ cluster_suite_start() {
     trap 'set +e; "$cluster" down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
     trap 'exit 130' INT TERM HUP
 }
+
+# tally LOG RC: add the counts of LOG's last summary line (ours, "N passed, N failed", or pytest's) to
+# passed, failed and skipped; a suite that ended non-zero (RC) without a failure count counts as one
+# failure, since it crashed before printing its summary.
+tally() {
+    local line p f e s
+    line=$(grep -E '[0-9]+ (passed|failed|error|errors|skipped)' "$1" | tail -1)
+    p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
+    f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true)
+    e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
+    s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
+    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0})); skipped=$((${skipped:-0} + ${s:-0}))
+    if [ "$2" -ne 0 ] && [ -z "$f$e" ]; then failed=$((failed + 1)); fi
+}

@@ -16,22 +16,11 @@ BUILD=${WB_BUILD:-$BUILD}
 if [ "$WB_MPI" = openmpi ] && [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# shellcheck source=tests/harness.sh
+source tests/harness.sh
 passed=0 failed=0 skipped=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-
-# Adds the counts found in the last summary line of $log (ours or pytest's).
-tally() {
-  local line p f s e
-  line=$(grep -E '([0-9]+ (passed|failed|error|errors|skipped))' "$log" | tail -1)
-  p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
-  f=$(grep -oE '[0-9]+ failed' <<<"$line" | grep -oE '[0-9]+' || true)
-  e=$(grep -oE '[0-9]+ errors?' <<<"$line" | grep -oE '[0-9]+' || true)
-  s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
-  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0})); skipped=$((skipped + ${s:-0}))
-  # A suite that crashed before printing its summary still counts as a failure.
-  if [ "$1" -ne 0 ] && [ -z "$f$e" ]; then failed=$((failed + 1)); fi
-}
 
 for suite in "$@"; do
   case $suite in
@@ -44,19 +33,19 @@ for suite in "$@"; do
         "$t" "$wavs" >"$log" 2>&1; rc=$?
         grep -E '^not ok' "$log" || true
         tail -1 "$log"
-        tally $rc
+        tally "$log" $rc
       done
       rm -rf "$wavs"
       # The source checks (the include rule) need no build.
       echo "== tests/unit/*.py"
       "$PYTHON" -m pytest -q -p no:cacheprovider tests/unit/test_*.py 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
-      tally $rc ;;
+      tally "$log" $rc ;;
     mpi|analysis)
       echo "== tests/$suite${WB_MPI:+ ($WB_MPI)}"
       "$PYTHON" -m pytest -q -p no:cacheprovider "tests/$suite" 2>&1 | tee "$log"; rc=${PIPESTATUS[0]}
       # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
       [ "$rc" -eq 5 ] && rc=1
-      tally $rc ;;
+      tally "$log" $rc ;;
     *) echo "tests/run.sh: unknown suite '$suite'; use unit, mpi or analysis" >&2; exit 2 ;;
   esac
 done

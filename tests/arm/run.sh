@@ -29,10 +29,11 @@ done
 # under MPICH, with FFTW-MPI built for it by jobs/build-fftw-mpi.sh inside the root.
 mpi_of() { case $1 in arm64) echo openmpi ;; armhf) echo mpich ;; esac; }
 
+# shellcheck source=tests/harness.sh
+source tests/harness.sh
 passed=0 failed=0 skipped=0
 mounted=()
 cleanup() {
-    local m
     for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null; done
     mounted=()
 }
@@ -71,16 +72,6 @@ sync_tree() {
     tr '\0' '\n' <"$list" | sort | tr '\n' '\0' >"$list.new"
     comm -z -23 "$list.old" "$list.new" | (cd "$dst" && xargs -0 -r rm -f)
     rm -f "$list" "$list.old" "$list.new"
-}
-
-tally() { # the last "N passed ... N failed ... N skipped" line of a log
-    local line p f s
-    line=$(grep -E '[0-9]+ (passed|failed|skipped|errors?)' "$1" | tail -1)
-    p=$(grep -oE '[0-9]+ passed' <<<"$line" | grep -oE '[0-9]+' || true)
-    f=$(grep -oE '[0-9]+ (failed|errors?)' <<<"$line" | awk '{ n += $1 } END { if (NR) print n }')
-    s=$(grep -oE '[0-9]+ skipped' <<<"$line" | grep -oE '[0-9]+' || true)
-    passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0})); skipped=$((skipped + ${s:-0}))
-    if [ "$2" -ne 0 ] && [ -z "$f" ]; then failed=$((failed + 1)); fi
 }
 
 log=$(mktemp)
