@@ -148,7 +148,10 @@ def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
     # When and in what order the chunks ran is up to the scheduler once other work shares the cores.
     if (why := load.busy()):
         pytest.skip(f"{why}; timeline ends at {tl['t_end'].max():.6f} s, t_total {t_total_last:.6f} s")
-    assert tl["t_end"].max() <= t_total_last * 1.05
+    # Each rank's timeline counts from its own exit of the start barrier, and the root's t_total from
+    # its own: a worker that left the barrier a scheduler slice before the root ends that much later on
+    # its clock (3 ranks on 2 cores). The same allowance as the phase-times test above.
+    assert tl["t_end"].max() <= t_total_last * 1.05 + 0.005, (tl["t_end"].max(), t_total_last)
     # The first results left before the last samples came in: the pipeline ran.
     assert all(overlaps)
 
