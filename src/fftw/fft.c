@@ -600,20 +600,42 @@ char *wb_fft_wisdom_export(void)
     return all;
 }
 
+/* One block of wisdom text: "(fftw-3.x.y fftw_wisdom ...)" for double, "fftwf_wisdom" for single. A file
+ * may hold either or both, in any order: wulfbench saves double then single, and FFTW's own tools
+ * (fftw-wisdom, fftwf-wisdom) or a program that planned only one precision save one block. */
+static int import_block(const char *block, size_t len)
+{
+    char *b = malloc(len + 1);
+    if (!b)
+        return wb_error_set(WB_ENOMEM, "out of memory for wisdom");
+    memcpy(b, block, len);
+    b[len] = '\0';
+    const char *kind = b + strcspn(b, " \t\n");
+    kind += strspn(kind, " \t\n");
+    int ok = 0;
+    if (!strncmp(kind, "fftwf_wisdom", 12))
+        ok = fftwf_import_wisdom_from_string(b);
+    else if (!strncmp(kind, "fftw_wisdom", 11))
+        ok = fftw_import_wisdom_from_string(b);
+    free(b);
+    return ok ? 0 : wb_error_set(WB_EFFTW, "the wisdom is not FFTW wisdom of this FFTW version");
+}
+
 int wb_fft_wisdom_import(const char *wisdom)
 {
-    const char *split = strstr(wisdom, "\n(fftw-3");
-    if (!split)
-        split = wisdom + strlen(wisdom);
-    size_t dlen = (size_t)(split - wisdom);
-    char *d = malloc(dlen + 1);
-    if (!d)
-        return wb_error_set(WB_ENOMEM, "out of memory for wisdom");
-    memcpy(d, wisdom, dlen);
-    d[dlen] = '\0';
-    int ok = (dlen == 0 || fftw_import_wisdom_from_string(d)) && (!*split || fftwf_import_wisdom_from_string(split + 1));
-    free(d);
-    return ok ? 0 : wb_error_set(WB_EFFTW, "the wisdom is not FFTW wisdom of this FFTW version");
+    const char *p = wisdom + strspn(wisdom, " \t\n");
+    if (!*p)
+        return 0;
+    if (strncmp(p, "(fftw-3", 7) != 0)
+        return wb_error_set(WB_EFFTW, "the wisdom is not FFTW wisdom of this FFTW version");
+    while (p) {
+        const char *next = strstr(p + 1, "\n(fftw-3");
+        int rc = import_block(p, next ? (size_t)(next - p) : strlen(p));
+        if (rc != 0)
+            return rc;
+        p = next ? next + 1 : NULL;
+    }
+    return 0;
 }
 
 const char *wb_fft_version(void) { return fftw_version; }

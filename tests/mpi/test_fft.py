@@ -274,8 +274,20 @@ def test_wisdom_is_saved_and_reused(tmp_path):
     assert w.exists() and "fftwf_wisdom" in w.read_text()
     r = run_wb(2, "fft", *SMALL, "--wisdom", str(w), "-o", str(tmp_path / "b.h5"))
     assert r.returncode == 0, r.stderr
+    # What a program that plans only one precision saves (fftwf-wisdom, a bare FFTW pipeline): the
+    # single-precision block alone. It is read as single-precision wisdom, not refused as double.
+    text = w.read_text()
+    single = text[text.index("(fftw-3", text.index("fftwf_wisdom") - 40):]
+    single = single[:single.index("# wulfbench wisdom")]
+    assert single.split()[1] == "fftwf_wisdom"
+    w.write_text(single)
+    r = run_wb(2, "fft", *SMALL, "--precision", "single", "--wisdom", str(w), "-o", str(tmp_path / "s.h5"))
+    assert r.returncode == 0, r.stderr
     w.write_text("garbage")
     r = run_wb(2, "fft", *SMALL, "--wisdom", str(w), "-o", str(tmp_path / "c.h5"), timeout=60)
+    assert r.returncode == 2 and "wisdom" in " ".join(error_lines(r.stderr))
+    w.write_text(single.replace("fftwf_wisdom", "fftwq_wisdom"))
+    r = run_wb(2, "fft", *SMALL, "--wisdom", str(w), "-o", str(tmp_path / "q.h5"), timeout=60)
     assert r.returncode == 2 and "wisdom" in " ".join(error_lines(r.stderr))
 
 
