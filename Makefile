@@ -254,6 +254,7 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, a
 	bash tests/bench/power_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
+	bash tests/bench/heffte_bench.sh
 
 $(B)/tests/fft_ref $(B)/tests/sendrecv_ref: $(B)/tests/%: tests/bench/%.c | $(B)/tests
 	$(CC) $(CFLAGS) -o $@ $< $(LDLIBS)
