@@ -5,7 +5,7 @@
 # REPS (repetitions per run, default 9), BENCH_CPU (the core the compute section pins to),
 # FRAMES (frame sizes, default "4096 1024 16384"), PRECISIONS (default "single double"),
 # MEM_FILES (file counts of the memory fit, default "16 32 64 128 256"),
-# SECTIONS (any of paired compute whole phase memory cluster; default all); PROCS and PROUNDS
+# SECTIONS (any of paired compute stft whole phase memory cluster; default all); PROCS and PROUNDS
 # (processes and rounds per process of the paired section, default 7 and 40).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,7 +20,7 @@ REPS=${REPS:-9}
 FRAMES=${FRAMES:-4096 1024 16384}
 PRECISIONS=${PRECISIONS:-single double}
 MEM_FILES=${MEM_FILES:-16 32 64 128 256}
-SECTIONS=${SECTIONS:-paired compute whole phase memory cluster}
+SECTIONS=${SECTIONS:-paired compute stft whole phase memory cluster}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # Median over repetitions of rank 0's dataset NAME of the first point of an HDF5 result file.
@@ -181,6 +181,80 @@ if want compute; then
   done
   kv=$("$PYTHON" -c 'import sys, h5py; print(h5py.File(sys.argv[1]).attrs["kernel_variant"])' "$tmp/c.h5")
   echo "   (kernel variant of the portable build here: $kv)"
+fi
+
+if want stft; then
+  # The STFT compute against ../shared/ref/ref_stft.c (or STFT_REF), a bare FFTW pipeline built for
+  # this machine (-O3 -march=native): s16 times a prescaled window, r2c, sqrt magnitudes into one
+  # array. Built here from that file each run; nothing of it is copied into the project.
+  STFT_REF=${STFT_REF:-../shared/ref/ref_stft.c}
+  if [ ! -r "$STFT_REF" ]; then
+    echo "== STFT compute against the reference pipeline: skipped, $STFT_REF is not here (set STFT_REF=FILE)"
+  else
+    BENCH_CPU=${BENCH_CPU:-$(($(nproc) - 1))}
+    PIN=(taskset -c "$BENCH_CPU")
+    command -v taskset >/dev/null || PIN=()
+    SROUNDS=${SROUNDS:-11}
+    SREPS=${SREPS:-15}
+    WBN=${WBN:-build-native/wulfbench}
+    gcc -O3 -march=native -fno-math-errno "$STFT_REF" -o "$tmp/stft_single" -lfftw3f -lfftw3 -lm
+    gcc -O3 -march=native -fno-math-errno -DDOUBLE "$STFT_REF" -o "$tmp/stft_double" -lfftw3f -lfftw3 -lm
+    echo "== STFT compute: wulfbench fft --baseline --sweep files --files 64 (t_compute) against $STFT_REF"
+    echo "   (-O3 -march=native, batch 1, FFTW_PATIENT), wulfbench on the reference's wisdom (--plan patient),"
+    echo "   portable and NATIVE=1 ($WBN); medians over $SREPS reps per process, $SROUNDS rounds, the order"
+    echo "   turning each round, every process pinned to CPU $BENCH_CPU (${PIN[*]:-no taskset})."
+    echo "   spread: the rounds' (processes') lowest and highest median against the median of the rounds"
+    echo "   (target within +-5%); ratio: median of paired ratios [min, max] (target <= 1.05)."
+    echo "   transform: FFTW's execute calls alone (wulfbench t_fft, the reference's tfft); rest: the"
+    echo "   convert and window before and the magnitudes after (t_compute - t_fft; t - tfft)."
+    for prec in $PRECISIONS; do
+      wis="$tmp/stft-$prec.wisdom"
+      WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient 1 0 >/dev/null
+      rows="$tmp/stft-$prec.rows"
+      : >"$rows"
+      for ((r = 0; r < SROUNDS; r++)); do
+        declare -A got=()
+        steps=(ref wb wbn)
+        for ((i = 0; i < ${#steps[@]}; i++)); do
+          step=${steps[$(((i + r) % ${#steps[@]}))]}
+          if [ "$step" = ref ]; then
+            out=$(WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient "$SREPS" 0)
+            got[ref]="$(sed -n 's/.* t_med=\([0-9.e-]*\) .*/\1/p' <<<"$out") $(sed -n 's/.* tfft_med=\([0-9.e-]*\) .*/\1/p' <<<"$out")"
+          else
+            bin=$WB
+            [ "$step" = wbn ] && bin=$WBN
+            cp "$wis" "$tmp/stft-run.wisdom"
+            "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --precision "$prec" --plan patient \
+              --wisdom "$tmp/stft-run.wisdom" --reps "$SREPS" -q --force -o "$tmp/s.h5" >/dev/null
+            got[$step]="$(h5med "$tmp/s.h5" t_compute) $(h5med "$tmp/s.h5" t_fft)"
+          fi
+        done
+        echo "${got[ref]} ${got[wb]} ${got[wbn]}" >>"$rows"
+        unset got
+      done
+      "$PYTHON" - "$prec" "$rows" <<'PY'
+import sys
+import numpy as np
+prec, path = sys.argv[1], sys.argv[2]
+t = np.loadtxt(path, ndmin=2)
+cols = {"ref": (0, 1), "wulfbench": (2, 3), "NATIVE=1": (4, 5)}
+for name, (c, f) in cols.items():
+    med = np.median(t[:, c])
+    lo, hi = t[:, c].min() / med - 1, t[:, c].max() / med - 1
+    ok = "within" if max(-lo, hi) <= 0.05 else "OUTSIDE"
+    print(f"   {prec:6s} {name:10s} t_compute {1e3 * med:8.3f} ms  spread {100 * lo:+5.1f}% {100 * hi:+5.1f}% ({ok} +-5%)"
+          f"  transform {1e3 * np.median(t[:, f]):7.3f} ms  rest {1e3 * np.median(t[:, c] - t[:, f]):7.3f} ms")
+for name in ("wulfbench", "NATIVE=1"):
+    c, f = cols[name]
+    r = t[:, c] / t[:, 0]
+    rf = t[:, f] / t[:, 1]
+    rr = (t[:, c] - t[:, f]) / (t[:, 0] - t[:, 1])
+    ok = "meets" if np.median(r) <= 1.05 else "misses"
+    print(f"   {prec:6s} {name + '/ref':14s} {np.median(r):6.3f} [{r.min():.3f}, {r.max():.3f}] (target <= 1.05: {ok})"
+          f"  transform {np.median(rf):6.3f}  rest {np.median(rr):6.3f}")
+PY
+    done
+  fi
 fi
 
 if want whole; then
