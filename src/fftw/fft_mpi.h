@@ -64,6 +64,13 @@ void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpo
  * Times by phase as wb_fftmpi_forward (either pointer may be NULL). */
 void wb_fftmpi_backward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s);
 
+/* The seconds this rank spent inside the MPI calls of FFTW-MPI's transposes (the exchange, without
+ * the packing and unpacking around it), and the bytes it sent to other ranks there, since the last
+ * take; then zero. 2-D and 3-D; NaN without FFTW-MPI. Local. */
+void wb_fftmpi_exchange_take(double *seconds, int64_t *bytes);
+/* Times MPI exchanges from now on (on != 0) or no longer. Local; fft_mpi.c arms it for transposes. */
+void wb_fftmpi_exchange_arm(int on);
+
 /* Every rank's wisdom to rank 0: fftw_mpi_gather_wisdom. Collective. */
 void wb_fftmpi_wisdom_gather(MPI_Comm comm);
 
