@@ -201,7 +201,8 @@ if want stft; then
     gcc -O3 -march=native -fno-math-errno -DDOUBLE "$STFT_REF" -o "$tmp/stft_double" -lfftw3f -lfftw3 -lm
     echo "== STFT compute: wulfbench fft --baseline --sweep files --files 64 (t_compute) against $STFT_REF"
     echo "   (-O3 -march=native, batch 1, FFTW_PATIENT), wulfbench on the reference's wisdom (--plan patient),"
-    echo "   portable and NATIVE=1 ($WBN); medians over $SREPS reps per process, $SROUNDS rounds, the order"
+    echo "   portable and NATIVE=1 ($WBN), and 'measure': the portable build with its default planning, each"
+    echo "   process planning afresh; medians over $SREPS reps per process, $SROUNDS rounds, the order"
     echo "   turning each round, every process pinned to CPU $BENCH_CPU (${PIN[*]:-no taskset})."
     echo "   spread: the rounds' (processes') lowest and highest median against the median of the rounds"
     echo "   (target within +-5%); ratio: median of paired ratios [min, max] (target <= 1.05)."
@@ -214,22 +215,24 @@ if want stft; then
       : >"$rows"
       for ((r = 0; r < SROUNDS; r++)); do
         declare -A got=()
-        steps=(ref wb wbn)
+        steps=(ref wb wbn wbm)
         for ((i = 0; i < ${#steps[@]}; i++)); do
           step=${steps[$(((i + r) % ${#steps[@]}))]}
           if [ "$step" = ref ]; then
             out=$(WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient "$SREPS" 0)
             got[ref]="$(sed -n 's/.* t_med=\([0-9.e-]*\) .*/\1/p' <<<"$out") $(sed -n 's/.* tfft_med=\([0-9.e-]*\) .*/\1/p' <<<"$out")"
           else
-            bin=$WB
+            bin=$WB plan=(--plan patient --wisdom "$tmp/stft-run.wisdom")
             [ "$step" = wbn ] && bin=$WBN
+            # The default: every process plans afresh (FFTW_MEASURE), as a user's two runs do.
+            [ "$step" = wbm ] && plan=()
             cp "$wis" "$tmp/stft-run.wisdom"
-            "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --precision "$prec" --plan patient \
-              --wisdom "$tmp/stft-run.wisdom" --reps "$SREPS" -q --force -o "$tmp/s.h5" >/dev/null
+            "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --precision "$prec" "${plan[@]}" \
+              --reps "$SREPS" -q --force -o "$tmp/s.h5" >/dev/null
             got[$step]="$(h5med "$tmp/s.h5" t_compute) $(h5med "$tmp/s.h5" t_fft)"
           fi
         done
-        echo "${got[ref]} ${got[wb]} ${got[wbn]}" >>"$rows"
+        echo "${got[ref]} ${got[wb]} ${got[wbn]} ${got[wbm]}" >>"$rows"
         unset got
       done
       "$PYTHON" - "$prec" "$rows" <<'PY'
@@ -237,14 +240,14 @@ import sys
 import numpy as np
 prec, path = sys.argv[1], sys.argv[2]
 t = np.loadtxt(path, ndmin=2)
-cols = {"ref": (0, 1), "wulfbench": (2, 3), "NATIVE=1": (4, 5)}
+cols = {"ref": (0, 1), "wulfbench": (2, 3), "NATIVE=1": (4, 5), "measure": (6, 7)}
 for name, (c, f) in cols.items():
     med = np.median(t[:, c])
     lo, hi = t[:, c].min() / med - 1, t[:, c].max() / med - 1
     ok = "within" if max(-lo, hi) <= 0.05 else "OUTSIDE"
     print(f"   {prec:6s} {name:10s} t_compute {1e3 * med:8.3f} ms  spread {100 * lo:+5.1f}% {100 * hi:+5.1f}% ({ok} +-5%)"
           f"  transform {1e3 * np.median(t[:, f]):7.3f} ms  rest {1e3 * np.median(t[:, c] - t[:, f]):7.3f} ms")
-for name in ("wulfbench", "NATIVE=1"):
+for name in ("wulfbench", "NATIVE=1", "measure"):
     c, f = cols[name]
     r = t[:, c] / t[:, 0]
     rf = t[:, f] / t[:, 1]
