@@ -41,7 +41,9 @@ for t in mmdebstrap qemu-aarch64-static qemu-arm-static; do
 done
 
 cache=${WB_ARM_CACHE:-/var/cache/wulfbench/arm}
-pkgs=$(sed 's/#.*//' "$here/packages.txt" | tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
+# Lines for every root, and those marked "$arch:" without the mark.
+pkgs=$(sed -e 's/#.*//' "$here/packages.txt" | sed -n -e "s/^$arch://p" -e '/^[a-z0-9]*:/d' -e 'p' |
+       tr -s ' \n' '\n' | sed '/^$/d' | sort -u)
 key=$(printf '%s\n%s\n%s\n' "$suite" "$arch" "$pkgs" | sha256sum | cut -c1-12)
 root=$cache/$suite-$arch-$key
 if [ -f "$root/.wb-root-complete" ]; then echo "$root"; exit 0; fi
@@ -61,6 +63,8 @@ rm -rf "$cache"/.building-"$arch"-"$key".*
 echo "$name: building the $arch root in $root (about 4 minutes; log: $log)" >&2
 if ! mmdebstrap --mode=root --variant=apt --architectures="$arch" --include="$(echo $pkgs | tr ' ' ,)" \
         --aptopt='APT::Install-Recommends "false"' --dpkgopt=force-unsafe-io \
+        --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
         "$suite" "$tmp" "${srcs[@]}" </dev/null >"$log" 2>&1; then
     rm -rf "$tmp"
     if grep -qiE "could not resolve|failed to fetch|temporary failure|unable to connect|connection (refused|timed out)" "$log"; then
