@@ -125,6 +125,12 @@ $(B)/faults/%.o: src/%.c
 $(B)/tests/%: tests/unit/%.c $(LIB) | $(B)/tests
 	$(CC) $(CFLAGS) $(TEST_CFLAGS) -Isrc -Itests/unit -o $@ $< $(LIB) $(LDLIBS)
 
+# Unit tests of what only the fault build does (a fake tree under WB_SYSFS_ROOT) link its objects.
+FLIB := $(filter-out $(B)/faults/cli/main.o,$(FOBJ))
+FAULT_UNITS := $(B)/tests/test_sysfs
+$(FAULT_UNITS): $(B)/tests/%: tests/unit/%.c $(FLIB) | $(B)/tests
+	$(CC) $(CFLAGS) $(TEST_CFLAGS) -Isrc -Itests/unit -o $@ $< $(FLIB) $(LDLIBS)
+
 $(B)/tests build-san/tests build/fuzz:
 	mkdir -p $@
 

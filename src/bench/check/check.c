@@ -10,6 +10,7 @@
 
 #include "par/comm.h"
 #include "core/error.h"
+#include "core/sysfs.h"
 #include "fftw/fft.h"
 #include "par/hostfacts.h"
 #include "bench/options.h"
@@ -102,22 +103,6 @@ static _Noreturn void peer_gives_up(const char *what, double timeout_s)
     wb_comm_abort(1);
 }
 
-static int64_t meminfo_kib(const char *key)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long v = -1;
-    size_t klen = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, klen) && line[klen] == ':') {
-            v = atoll(line + klen + 1);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return v;
-}
-
 static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
 {
     memset(f, 0, sizeof *f);
@@ -126,8 +111,8 @@ static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
     wb_hostfacts_read(&f->h, root, nroot, wb_fft_version(), wb_results_hdf5_version());
     snprintf(f->version, sizeof f->version, "%s", WB_VERSION);
     f->mem_avail_bytes = wb_sysinfo_mem_available();
-    int64_t total = meminfo_kib("SwapTotal"), freek = meminfo_kib("SwapFree");
-    f->swap_used_bytes = total >= 0 && freek >= 0 ? (total - freek) * 1024 : -1;
+    int64_t total = wb_sysfs_meminfo_bytes("SwapTotal"), free_bytes = wb_sysfs_meminfo_bytes("SwapFree");
+    f->swap_used_bytes = total >= 0 && free_bytes >= 0 ? total - free_bytes : -1;
     unsigned long flags = 0;
     f->throttle_flags = wb_sysinfo_throttle_flags(&flags) == 0 ? (int64_t)flags : -1;
     f->real_minus_wtime_s = wb_timer_real_minus_now_s();
