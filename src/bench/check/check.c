@@ -273,6 +273,69 @@ static _Noreturn void root_gives_up(struct wb_check_view *v, const int *got, con
     wb_comm_abort(1);
 }
 
+/* Rank 0: each rank that answered gets its node, numbered by hostname in rank order. */
+static void number_nodes(struct wb_check_view *v)
+{
+    for (int q = 0; q < v->nranks; q++) {
+        /* A rank that did not answer has no host to count. */
+        v->node[q] = v->answered[q] ? q : -1;
+        if (!v->answered[q])
+            continue;
+        for (int p = 0; p < q; p++)
+            if (v->answered[p] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
+                v->node[q] = v->node[p];
+                break;
+            }
+        if (v->node[q] == q)
+            v->node[q] = v->nnodes++;
+        v->fact[q].h.node = v->node[q];
+    }
+}
+
+/* Rank 0: each peer's wall clock against its own, by probes until deadline; a peer that does not
+ * answer them stops the job. 0 or an error. */
+static int probe_clocks(struct wb_check_view *v, double deadline)
+{
+    int n = v->nranks, rc = 0;
+    struct wb_comm_clock k = {wb_comm_world(), TAG_PING, TAG_PONG, 10};
+    v->clock_s[0] = 0;
+    for (int q = 1; q < n && rc == 0; q++) {
+        double off = NAN;
+        rc = wb_comm_clock_offsets(&k, q, 1, fmax(deadline - wb_timer_now_s(), 0.1), &off);
+        if (rc == WB_ETIMEOUT) {
+            int *got = calloc((size_t)n, sizeof *got);
+            for (int p = 0; got && p < n; p++)
+                got[p] = p != q;
+            root_gives_up(v, got ? got : v->answered, "to clock probes");
+        }
+        /* The Wtime offset the load timelines use, turned into wall-clock time with each side's
+         * realtime - Wtime difference: a node whose clock is off shows here. */
+        v->clock_s[q] = off + v->fact[q].real_minus_wtime_s - v->fact[0].real_minus_wtime_s;
+    }
+    return rc;
+}
+
+/* Rank 0: its part of the exchange within half the budget, then every peer's receive times within
+ * 0.7 of it; a peer that does not report stops the job. 0 or an error. */
+static int root_exchange(struct wb_check_view *v, double budget, char *sbuf, char *rbuf)
+{
+    int n = v->nranks;
+    double t_go = wb_timer_now_s();
+    int rc = exchange(t_go + 0.5 * budget, v->t_recv_s, sbuf, rbuf);
+    v->reported[0] = 1;
+    rc = rc < 0 ? rc
+                : gather_until(v->t_recv_s, n, MPI_DOUBLE, sizeof(double), TAG_REPORT, v->reported,
+                               t_go + 0.7 * budget, NULL);
+    if (rc)
+        return rc;
+    v->exchanged = 1;
+    for (int q = 1; q < n; q++)
+        if (!v->reported[q]) {
+            root_gives_up(v, v->reported, "during the exchange");
+        }
+    return 0;
+}
+
 static int run_root(const struct wb_options *o, struct wb_check_view *v, char *sbuf, char *rbuf)
 {
     int n = v->nranks, rc = 0;
@@ -296,61 +359,20 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
     rc = rc ? rc : gather_until(v->fact, sizeof v->fact[0], MPI_BYTE, 1, TAG_FACT, v->answered, deadline, NULL);
     if (rc)
         goto out;
-    for (int q = 0; q < n; q++) {
-        /* A rank that did not answer has no host to count. */
-        v->node[q] = v->answered[q] ? q : -1;
-        if (!v->answered[q])
-            continue;
-        for (int p = 0; p < q; p++)
-            if (v->answered[p] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
-                v->node[q] = v->node[p];
-                break;
-            }
-        if (v->node[q] == q)
-            v->node[q] = v->nnodes++;
-        v->fact[q].h.node = v->node[q];
-    }
+    number_nodes(v);
     for (int q = 1; q < n; q++)
         if (!v->answered[q]) {
             root_gives_up(v, v->answered, "with its facts");
         }
-    struct wb_comm_clock k = {w, TAG_PING, TAG_PONG, 10};
-    v->clock_s[0] = 0;
-    for (int q = 1; q < n && rc == 0; q++) {
-        double off = NAN;
-        rc = wb_comm_clock_offsets(&k, q, 1, fmax(deadline - wb_timer_now_s(), 0.1), &off);
-        if (rc == WB_ETIMEOUT) {
-            int *got = calloc((size_t)n, sizeof *got);
-            for (int p = 0; got && p < n; p++)
-                got[p] = p != q;
-            root_gives_up(v, got ? got : v->answered, "to clock probes");
-        }
-        /* The Wtime offset the load timelines use, turned into wall-clock time with each side's
-         * realtime - Wtime difference: a node whose clock is off shows here. */
-        v->clock_s[q] = off + v->fact[q].real_minus_wtime_s - v->fact[0].real_minus_wtime_s;
-    }
+    rc = probe_clocks(v, deadline);
     double budget = fmax(deadline - wb_timer_now_s(), 0.5);
     for (int q = 1; q < n && rc == 0; q++) {
         rc = wb_comm_check(MPI_Isend(&budget, 1, MPI_DOUBLE, q, TAG_GO, w, &sends[q]), "MPI_Isend (check)");
         rc = rc ? rc : wb_comm_check(MPI_Request_free(&sends[q]), "MPI_Request_free (check)");
     }
+    rc = rc || n == 1 ? rc : root_exchange(v, budget, sbuf, rbuf);
     if (rc)
         goto out;
-    if (n > 1) {
-        double t_go = wb_timer_now_s();
-        rc = exchange(t_go + 0.5 * budget, v->t_recv_s, sbuf, rbuf);
-        v->reported[0] = 1;
-        rc = rc < 0 ? rc
-                    : gather_until(v->t_recv_s, n, MPI_DOUBLE, sizeof(double), TAG_REPORT, v->reported,
-                                   t_go + 0.7 * budget, NULL);
-        if (rc)
-            goto out;
-        v->exchanged = 1;
-        for (int q = 1; q < n; q++)
-            if (!v->reported[q]) {
-                root_gives_up(v, v->reported, "during the exchange");
-            }
-    }
     wb_check_print(v);
     int32_t verdict = v->nfail > 0;
     for (int q = 1; q < n && rc == 0; q++) {
