@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench/fft/bench_fft.h"
 #include "bench/fft/bench_fft_int.h"
 #include "bench/health.h"
 #include "bench/netstat.h"

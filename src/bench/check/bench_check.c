@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE
-#include "bench/check/check_int.h"
+#include "bench/check/bench_check_int.h"
 
 #include <math.h>
 #include <signal.h>
@@ -15,7 +15,6 @@
 #include "par/hostfacts.h"
 #include "bench/options.h"
 #include "bench/check/options_check.h"
-#include "core/optparse.h"
 #include "io/results.h"
 #include "core/timer.h"
 
@@ -26,56 +25,6 @@
 /* Tags on the world communicator; nothing else runs beside check. The exchange's round r uses
  * TAG_XCHG + r. */
 enum { TAG_ADDR = 7101, TAG_FACT, TAG_GO, TAG_PING, TAG_PONG, TAG_REPORT, TAG_FINAL, TAG_XCHG = 7200 };
-#define DEFAULT_TIMEOUT_S 30.0
-
-enum { K_STRICT = 1, K_MEMORY, K_WISDOM, K_RESULTS };
-
-const struct wb_optdef wb_check_optdefs[] = {
-    {"strict", 0, 0, K_STRICT, NULL, "a warning fails the check too (exit 1)", NULL},
-    {"memory", 1, 0, K_MEMORY, "SIZE", "memory the run needs on each node, e.g. 2G", "what the default fft run needs"},
-    {"wisdom", 1, 0, K_WISDOM, "FILE", "the FFTW wisdom file the run will read", "none"},
-    {"results", 1, 0, K_RESULTS, "DIR", "the folder the run will write; it may not exist yet",
-     "the folder of -o, else results/"},
-    {NULL, 0, 0, 0, NULL, NULL, NULL},
-};
-const char wb_check_summary[] =
-    "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
-
-struct wb_check_opts *wb_check_opts_of(const struct wb_options *o) { return wb_options_own(o, "check"); }
-
-void wb_check_defaults(struct wb_options *o) { memset(wb_check_opts_of(o), 0, sizeof(struct wb_check_opts)); }
-
-int wb_check_set(struct wb_options *o, int id, const char *arg)
-{
-    switch (id) {
-    case K_STRICT:
-        wb_check_opts_of(o)->strict = 1;
-        return 0;
-    case K_MEMORY:
-        return wb_optparse_size("--memory", arg, 1, INT64_MAX / 4, &wb_check_opts_of(o)->need_bytes);
-    case K_WISDOM:
-        if (!*arg)
-            return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
-        wb_check_opts_of(o)->wisdom = arg;
-        return 0;
-    case K_RESULTS:
-        if (!*arg)
-            return wb_error_set(WB_EUSAGE, "--results: the folder name is empty");
-        wb_check_opts_of(o)->results_dir = arg;
-        return 0;
-    }
-    return 0;
-}
-
-int wb_check_validate(struct wb_options *o)
-{
-    /* The check's own deadline; the watchdog, started with the same value, fires a few seconds later
-     * only if check could not end itself. */
-    if (!(o->common.timeout_s > 0))
-        o->common.timeout_s = DEFAULT_TIMEOUT_S;
-    return 0;
-}
-
 /* Wait for r until deadline: 1 done, 0 not in time (r left active), or WB_EMPI. spin: no sleeping,
  * for the timed exchange. */
 static int wait_one(MPI_Request *r, double deadline_s, int spin, const char *what)
@@ -386,10 +335,10 @@ out:
     return rc;
 }
 
-int wb_check_run(const struct wb_options *o, struct wb_results *res)
+int wb_bench_check_run(const struct wb_options *o, struct wb_results *res)
 {
     int n = wb_comm_size(), rc = 0;
-    double timeout_s = o->common.timeout_s > 0 ? o->common.timeout_s : DEFAULT_TIMEOUT_S;
+    double timeout_s = o->common.timeout_s > 0 ? o->common.timeout_s : WB_CHECK_DEFAULT_TIMEOUT_S;
     char *sbuf = malloc(WB_CHECK_MSG_BYTES), *rbuf = malloc(WB_CHECK_MSG_BYTES);
     if (!sbuf || !rbuf) {
         free(sbuf);

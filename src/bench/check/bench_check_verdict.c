@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE
-#include "bench/check/check_int.h"
+#include "bench/check/bench_check_int.h"
 
 #include <errno.h>
 #include <math.h>
