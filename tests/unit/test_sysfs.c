@@ -1,6 +1,6 @@
 /* sysfs: a fake tree under WB_SYSFS_ROOT reaches every reader of /sys and /proc, those that once
  * opened their files directly too (MemAvailable, the swap of `check`, the route of /hosts' iface).
- * Built with the fault build's objects, which honour WB_SYSFS_ROOT (Makefile, FAULT_UNITS). */
+ * Linked with the fault build's sysfs, sysinfo and hostfacts, which honour WB_SYSFS_ROOT (Makefile). */
 #define _DEFAULT_SOURCE
 #include <arpa/inet.h>
 #include <math.h>
