@@ -14,7 +14,7 @@
 
 #include "par/comm.h"
 #include "core/error.h"
-#include "core/sysinfo.h"
+#include "core/sysfs.h"
 #include "io/results.h"
 #include "par/hostfacts.h"
 
@@ -25,26 +25,12 @@ static struct {
     char iface[32];      /* the interface that routes to rank 0, "" = the sum over all but lo */
 } me;
 
-static int64_t read_i64(const char *rel)
-{
-    char path[4200];
-    wb_sysinfo_path(path, sizeof path, rel);
-    FILE *f = fopen(path, "r");
-    long long v = -1;
-    if (f && fscanf(f, "%lld", &v) != 1)
-        v = -1;
-    if (f)
-        fclose(f);
-    return (int64_t)v;
-}
-
 /* /proc/net/snmp has a "Tcp:" line of names and a "Tcp:" line of values; find ours by name. */
 static void read_tcp(int64_t *retrans, int64_t *out)
 {
-    char path[4200], names[2048] = "", line[2048];
+    char names[2048] = "", line[2048];
     *retrans = *out = -1;
-    wb_sysinfo_path(path, sizeof path, "/proc/net/snmp");
-    FILE *f = fopen(path, "r");
+    FILE *f = wb_sysfs_open("/proc/net/snmp");
     if (!f)
         return;
     while (fgets(line, sizeof line, f)) {
@@ -76,19 +62,16 @@ static void read_if_sysfs(struct wb_netstat_if *i, const char *name)
     snprintf(i->name, sizeof i->name, "%s", name);
     for (int k = 0; k < 4; k++) {
         snprintf(rel, sizeof rel, "/sys/class/net/%s/statistics/%s", name, what[k]);
-        *to[k] = read_i64(rel);
+        *to[k] = wb_sysfs_i64(rel);
     }
 }
 
 /* The fake tree of the fault build: every folder of /sys/class/net but lo. */
 static int faked(struct wb_netstat *ns)
 {
-#ifdef WB_TEST_FAULTS
-    if (!getenv("WB_SYSFS_ROOT"))
+    if (!*wb_sysfs_root())
         return 0;
-    char path[4200];
-    wb_sysinfo_path(path, sizeof path, "/sys/class/net");
-    DIR *d = opendir(path);
+    DIR *d = wb_sysfs_opendir("/sys/class/net");
     struct dirent *e;
     while (d && (e = readdir(d)) && ns->nif < WB_NETSTAT_MAX_IF)
         if (e->d_name[0] != '.' && strcmp(e->d_name, "lo") && strlen(e->d_name) < sizeof ns->ifs[0].name)
@@ -96,10 +79,6 @@ static int faked(struct wb_netstat *ns)
     if (d)
         closedir(d);
     return 1;
-#else
-    (void)ns;
-    return 0;
-#endif
 }
 
 void wb_netstat_begin(struct wb_netstat *ns)
@@ -121,7 +100,7 @@ void wb_netstat_begin(struct wb_netstat *ns)
         struct wb_netstat_if *i = &ns->ifs[ns->nif++];
         char rel[160];
         snprintf(rel, sizeof rel, "/sys/class/net/%s/ifindex", a->ifa_name);
-        if (read_i64(rel) == (int64_t)if_nametoindex(a->ifa_name)) {
+        if (wb_sysfs_i64(rel) == (int64_t)if_nametoindex(a->ifa_name)) {
             read_if_sysfs(i, a->ifa_name);
             continue;
         }
@@ -153,7 +132,7 @@ static int decide(void)
         /* Through the fake tree in the fault build. Unlike /hosts' iface, rank 0's own node counts
          * the interface its traffic to the other nodes leaves by, not "lo". */
         char route[4200];
-        wb_sysinfo_path(route, sizeof route, "/proc/net/route");
+        wb_sysfs_path(route, sizeof route, "/proc/net/route");
         wb_hostfacts_route(route, addr, naddr, me.iface, sizeof me.iface);
         me.known = 1;
     }

@@ -44,6 +44,9 @@ struct wb_options_own {
 struct wb_options {
     const struct wb_subcommand *sub; /* the entry of the subcommand given (NULL before parsing it) */
     const char *cmd_name;
+    /* 1: each subcommand runs in its compact form, as a part of one run of several (suite: the table's
+     * runs_compact); a part then skips, with a line, what this build or job cannot run. */
+    int compact;
     struct wb_common_opts common;
     struct wb_options_own own[WB_MAX_SUBCOMMANDS];
     /* Rank 0's memory for the largest point of the default study (B), from the subcommands that say

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/report.h"
+#include "core/sysfs.h"
 #include "core/sysinfo.h"
 
 extern char **environ;
@@ -171,7 +172,7 @@ enum wb_pmic_way wb_pmic_open(void)
     int vc_pairs = 0, mb_pairs = 0;
     double vc_w = wb_sysinfo_on_path("vcgencmd") ? read_w(-1, &vc_pairs) : NAN, mb_w = NAN;
     char dev[512];
-    wb_sysinfo_path(dev, sizeof dev, "/dev/vcio");
+    wb_sysfs_path(dev, sizeof dev, "/dev/vcio");
     int fd = open(dev, O_RDWR | O_CLOEXEC);
     if (fd >= 0)
         mb_w = read_w(fd, &mb_pairs);

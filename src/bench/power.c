@@ -16,7 +16,7 @@
 #include "core/error.h"
 #include "core/report.h"
 #include "io/results.h"
-#include "core/sysinfo.h"
+#include "core/sysfs.h"
 
 #define MAX_FILES 32
 #define PATH_LEN 4200
@@ -91,28 +91,12 @@ static void sleep_s(double s)
         ;
 }
 
-/* The number in a sysfs file, or NAN with errno set. */
-static double read_num(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NAN;
-    double v = NAN;
-    errno = 0;
-    if (fscanf(f, "%lf", &v) != 1) {
-        v = NAN;
-        if (!errno)
-            errno = EIO;
-    }
-    fclose(f);
-    return v;
-}
-
-static void add_file(const char *path, double max_uj)
+/* A file to read, by its name under the root (sysfs). */
+static void add_file(const char *rel, double max_uj)
 {
     if (pw.nfiles >= MAX_FILES)
         return;
-    snprintf(pw.files[pw.nfiles], PATH_LEN, "%s", path);
+    snprintf(pw.files[pw.nfiles], PATH_LEN, "%s", rel);
     pw.max_uj[pw.nfiles] = max_uj;
     pw.last_uj[pw.nfiles] = NAN;
     pw.nfiles++;
@@ -122,9 +106,9 @@ static void add_file(const char *path, double max_uj)
  * subzone named dram (outside the package). AMD's driver uses the same names. */
 static int rapl_find(void)
 {
-    char dir[1024], p[2048];
-    wb_sysinfo_path(dir, sizeof dir, "/sys/class/powercap");
-    DIR *d = opendir(dir);
+    const char *dir = "/sys/class/powercap";
+    char p[2048];
+    DIR *d = wb_sysfs_opendir(dir);
     if (!d)
         return 0;
     struct dirent *e;
@@ -134,17 +118,11 @@ static int rapl_find(void)
         int sub = strchr(e->d_name + 11, ':') != NULL;
         char name[64] = "";
         snprintf(p, sizeof p, "%s/%s/name", dir, e->d_name);
-        FILE *f = fopen(p, "r");
-        if (f) {
-            if (!fgets(name, sizeof name, f))
-                name[0] = '\0';
-            name[strcspn(name, "\n")] = '\0';
-            fclose(f);
-        }
+        wb_sysfs_line(p, name, sizeof name);
         if (sub ? strcmp(name, "dram") != 0 : strcmp(name, "psys") == 0)
             continue;
         snprintf(p, sizeof p, "%s/%s/max_energy_range_uj", dir, e->d_name);
-        double max = read_num(p);
+        double max = wb_sysfs_double(p);
         snprintf(p, sizeof p, "%s/%s/energy_uj", dir, e->d_name);
         add_file(p, max);
     }
@@ -155,9 +133,9 @@ static int rapl_find(void)
 /* hwmon files named PREFIX<N>_input in every hwmon<N> device. */
 static int hwmon_find(const char *prefix)
 {
-    char dir[1024], p[1600];
-    wb_sysinfo_path(dir, sizeof dir, "/sys/class/hwmon");
-    DIR *d = opendir(dir);
+    const char *dir = "/sys/class/hwmon";
+    char p[1600];
+    DIR *d = wb_sysfs_opendir(dir);
     if (!d)
         return 0;
     struct dirent *e;
@@ -166,7 +144,7 @@ static int hwmon_find(const char *prefix)
         if (strncmp(e->d_name, "hwmon", 5) != 0)
             continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        DIR *h = opendir(p);
+        DIR *h = wb_sysfs_opendir(p);
         struct dirent *x;
         while (h && (x = readdir(h))) {
             const char *tail = x->d_name + plen;
@@ -189,7 +167,7 @@ static double hwmon_read_w(void)
 {
     double w = 0;
     for (int i = 0; i < pw.nfiles; i++)
-        w += read_num(pw.files[i]) * 1e-6;
+        w += wb_sysfs_double(pw.files[i]) * 1e-6;
     return w;
 }
 
@@ -201,7 +179,7 @@ static int is_counter(void) { return pw.kind == K_RAPL || pw.kind == K_HWMON_E; 
 static void fold_counters(void)
 {
     for (int i = 0; i < pw.nfiles; i++) {
-        double v = read_num(pw.files[i]);
+        double v = wb_sysfs_double(pw.files[i]);
         if (isnan(v)) {
             pw.glitches++;
             continue;
@@ -288,10 +266,12 @@ static void *sampler(void *arg)
     return NULL;
 }
 
-/* One warning naming the file and the fix; the node is then unmeasured by this source. */
-static void warn_unreadable(const char *file, int err, const char *what)
+/* One warning naming the file (rel, under the root) and the fix; the node is then unmeasured by this
+ * source. */
+static void warn_unreadable(const char *rel, int err, const char *what)
 {
-    char host[64] = "this node";
+    char host[64] = "this node", file[PATH_LEN];
+    wb_sysfs_path(file, sizeof file, rel);
     gethostname(host, sizeof host - 1);
     wb_report_warn("power: cannot read %s (%s): %s; make it readable with `sudo chmod a+r %s` (or a udev rule "
                    "that does it at boot); %s energy on %s is unmeasured",
@@ -304,7 +284,7 @@ static int files_readable(int kind)
     pw.kind = kind;
     for (int i = 0; i < pw.nfiles; i++) {
         errno = 0;
-        if (isnan(read_num(pw.files[i]))) {
+        if (isnan(wb_sysfs_double(pw.files[i]))) {
             warn_unreadable(pw.files[i], errno ? errno : EIO,
                             kind == K_RAPL ? "RAPL counters are readable by root only since Linux 5.10"
                                            : "the hwmon sensor refused the read");
@@ -347,12 +327,12 @@ static int detect(int mode)
     char host[64] = "this node", where[PATH_LEN];
     gethostname(host, sizeof host - 1);
     if (mode == WB_POWER_RAPL && !found_rapl) {
-        wb_sysinfo_path(where, sizeof where, "/sys/class/powercap/intel-rapl:*");
+        wb_sysfs_path(where, sizeof where, "/sys/class/powercap/intel-rapl:*");
         return wb_error_set(WB_EUSAGE, "--power rapl: %s has no RAPL counters (no %s); use --power auto to "
                                        "measure what each node has", host, where);
     }
     if (mode == WB_POWER_HWMON && !found_hwmon) {
-        wb_sysinfo_path(where, sizeof where, "/sys/class/hwmon/hwmon*/{energy,power}*_input");
+        wb_sysfs_path(where, sizeof where, "/sys/class/hwmon/hwmon*/{energy,power}*_input");
         return wb_error_set(WB_EUSAGE, "--power hwmon: %s has no hwmon energy or power sensor (no %s); use "
                                        "--power auto to measure what each node has", host, where);
     }
@@ -394,7 +374,7 @@ int wb_power_open(int mode, double idle_s)
  * mean interval between its changes as the update period. */
 static void probe_counter(double window_s, int stop_early)
 {
-    double t0 = mono_s(), first = NAN, last = NAN, prev = read_num(pw.files[0]);
+    double t0 = mono_s(), first = NAN, last = NAN, prev = wb_sysfs_double(pw.files[0]);
     int changes = 0;
     while (mono_s() - t0 < window_s) {
         if (changes >= (stop_early ? 4 : 20)) {
@@ -404,7 +384,7 @@ static void probe_counter(double window_s, int stop_early)
             break;
         }
         sleep_s(0.0005);
-        double v = read_num(pw.files[0]);
+        double v = wb_sysfs_double(pw.files[0]);
         if (!isnan(v) && v != prev) {
             double t = mono_s();
             if (changes++ == 0)
@@ -415,9 +395,11 @@ static void probe_counter(double window_s, int stop_early)
     }
     pw.period_s = changes >= 3 ? (last - first) / (changes - 1) : mono_s() - t0;
     pw.period_err_s = pw.period_s / 2;
+    char file[PATH_LEN];
+    wb_sysfs_path(file, sizeof file, pw.files[0]);
     if (changes < 3)
-        wb_report_warn("power: %s changed %d times in %.2f s; its update period is taken as %.2f s", pw.files[0],
-                       changes, window_s, pw.period_s);
+        wb_report_warn("power: %s changed %d times in %.2f s; its update period is taken as %.2f s", file, changes,
+                       window_s, pw.period_s);
 }
 
 /* The idle window on every rank; a node leader with a source measures it. */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bench/bench.h"
+#include "cli/info.h"
 #include "core/error.h"
 #include "core/sysinfo.h"
 #include "core/timer.h"

@@ -46,7 +46,7 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
         return rc;
     /* Every rank parses the same argv, so a usage error is the same everywhere; the agreement is for
      * the checks that are not. */
-    rc = wb_options_parse(*argc, *argv, o);
+    rc = wb_cmdline_parse(*argc, *argv, o);
     if (rc == 0)
         rc = wb_comm_threads_check();
     /* The loops around FFTW for this CPU; a forced variant it lacks (fault build) stops the run here. */
@@ -104,12 +104,12 @@ static int epilog(struct wb_options *o, int rc, int mpi_up)
         return 1;
     }
     if (rc == WB_EHELP && wb_comm_rank() == 0)
-        wb_options_print_help(o->sub);
+        wb_cmdline_print_help(o->sub);
     else if (rc == WB_EVERSION && wb_comm_rank() == 0)
         printf("wulfbench %s\n", WB_VERSION);
     else if (rc && rc != WB_EVERIFY && rc != WB_EHELP && rc != WB_EVERSION)
         wb_report_error("%s", wb_error_message());
-    wb_options_free(o);
+    wb_cmdline_free(o);
     wb_watchdog_stop();
     int frc = wb_comm_finalize();
     if (frc && (rc == 0 || rc == WB_EHELP || rc == WB_EVERSION)) {
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
     struct wb_options o;
     int mpi_up = 0;
     /* The build makes the man page and the completion script with these; they need no MPI. */
-    if (argc == 2 && wb_options_print_generated(argv[1]) == 0)
+    if (argc == 2 && wb_cmdline_print_generated(argv[1]) == 0)
         return 0;
     int rc = prolog(&argc, &argv, &o, &mpi_up);
     if (rc == 0)

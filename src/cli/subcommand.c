@@ -4,12 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench/bench.h"
-#include "bench/check/check.h"
+#include "bench/check/bench_check.h"
+#include "bench/check/options_check.h"
+#include "bench/dfft/bench_dfft.h"
 #include "bench/dfft/options_dfft.h"
+#include "bench/fft/bench_fft.h"
 #include "bench/fft/options_fft.h"
+#include "bench/load/bench_load.h"
 #include "bench/load/options_load.h"
+#include "bench/transfer/bench_transfer.h"
 #include "bench/transfer/options_transfer.h"
+#include "cli/info.h"
 #include "par/comm.h"
 #include "core/error.h"
 #include "bench/options.h"
@@ -84,11 +89,12 @@ const struct wb_subcommand wb_subcommands[] = {
      .set = wb_dfft_opts_set, .validate = wb_dfft_opts_validate, .compact = wb_dfft_opts_compact,
      .free = wb_dfft_opts_free, .run = wb_bench_dfft_run, .results_file = 1, .measures_energy = 1, .suite_min_ranks = 1},
     {.name = "suite", .summary = "a compact run of fft, transfer, load and dfft (what `make run` starts)",
-     .validate = suite_validate, .run = suite_run, .results_file = 1, .measures_energy = 1, .stall_window_s = suite_stall_window_s},
+     .validate = suite_validate, .run = suite_run, .results_file = 1, .measures_energy = 1, .stall_window_s = suite_stall_window_s,
+     .runs_compact = 1},
     {.name = "info", .summary = "what wulfbench detects: ranks, nodes, hosts, versions, timer", .run = wb_info_run},
     {.name = "check", .summary = wb_check_summary, .defs = wb_check_optdefs,
-     .own_size = sizeof(struct wb_check_opts), .defaults = wb_check_defaults,
-     .set = wb_check_set, .validate = wb_check_validate, .run = wb_check_run},
+     .own_size = sizeof(struct wb_check_opts), .defaults = wb_check_opts_defaults,
+     .set = wb_check_opts_set, .validate = wb_check_opts_validate, .run = wb_bench_check_run},
 };
 const int wb_nsubcommands = (int)(sizeof wb_subcommands / sizeof wb_subcommands[0]);
 _Static_assert(sizeof wb_subcommands / sizeof wb_subcommands[0] <= WB_MAX_SUBCOMMANDS,

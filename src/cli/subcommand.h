@@ -1,5 +1,5 @@
 /* subcommand: the one table of wulfbench's subcommands (name, options, defaults, checks, run, help),
- * the way IMB maps benchmark names to functions. main.c and options.c consult only this table.
+ * the way IMB maps benchmark names to functions. main.c and cmdline.c consult only this table.
  * Adding a subcommand is one entry in subcommand.c plus its own folder: main knows no subcommand by
  * name, and struct wb_options holds the subcommand's options as a block of own_size bytes. */
 #ifndef WB_SUBCOMMAND_H
@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "bench/bench.h"
 #include "core/optdef.h"
 
 struct wb_options;
@@ -25,7 +26,7 @@ struct wb_subcommand {
     void (*free)(struct wb_options *o);
     /* Collective. 0, WB_EVERIFY (the run completed, a check failed) or another error. res is NULL
      * when the entry writes no result file. */
-    int (*run)(const struct wb_options *o, struct wb_results *res);
+    wb_bench_fn run;
     int results_file;                      /* 1: main opens the result file around run ... */
     int (*no_file)(const struct wb_options *o);   /* ... unless this says these options measure nothing */
     /* The stall window main gives the watchdog for --stall-timeout stall_s; NULL: stall_s itself. */
@@ -35,6 +36,9 @@ struct wb_subcommand {
     double (*study_bytes)(const struct wb_options *o);
     int (*baseline)(const struct wb_options *o);    /* 1: a single-machine baseline run, for the record */
     int measures_energy;                   /* 1: --power applies; main opens the power sources around run */
+    /* 1: runs the compact form of every entry that has one, one after another (suite); its help lists
+     * them, and each part sees o->compact set. */
+    int runs_compact;
     int suite_min_ranks;                   /* `suite` skips it on fewer ranks ... */
     const char *suite_needs;               /* ... saying that it needs this */
 };

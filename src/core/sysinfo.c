@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/sysinfo.h"
+#include "core/sysfs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,67 +10,15 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-/* The value after "key" and a colon on the first matching line of a /proc-style file. */
-static int read_field(const char *path, const char *key, char *out, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[512];
-    int found = -1;
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0)
-            continue;
-        char *colon = strchr(line + klen, ':');
-        if (!colon)
-            continue;
-        char *v = colon + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, cap, "%s", v);
-        found = 0;
-        break;
-    }
-    fclose(f);
-    return found;
-}
-
-static double read_number_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NAN;
-    double v = NAN;
-    if (fscanf(f, "%lf", &v) != 1)
-        v = NAN;
-    fclose(f);
-    return v;
-}
-
-/* root + rel: the real /sys and /proc, or in the fault build a fake tree under $WB_SYSFS_ROOT (a Pi
- * that the tests can make hot or throttled). */
-void wb_sysinfo_path(char *out, size_t cap, const char *rel)
-{
-    const char *root = "";
-#ifdef WB_TEST_FAULTS
-    if (getenv("WB_SYSFS_ROOT"))
-        root = getenv("WB_SYSFS_ROOT");
-#endif
-    snprintf(out, cap, "%s%s", root, rel);
-}
-
 /* The highest (want_max) or lowest of the values in files fmt % 0, 1, ... up to the first missing one,
  * times scale, ignoring values outside [lo, hi]; NaN if none. */
 static double fold_numbered(const char *fmt, int want_max, double scale, double lo, double hi)
 {
     double best = NAN;
     for (int i = 0; i < 1024; i++) {
-        char rel[128], path[4200];
+        char rel[128];
         snprintf(rel, sizeof rel, fmt, i);
-        wb_sysinfo_path(path, sizeof path, rel);
-        double v = read_number_file(path) * scale;
+        double v = wb_sysfs_double(rel) * scale;
         if (isnan(v))
             break;
         if (v >= lo && v <= hi && (isnan(best) || (want_max ? v > best : v < best)))
@@ -78,36 +27,21 @@ static double fold_numbered(const char *fmt, int want_max, double scale, double 
     return best;
 }
 
-/* The first line of a small sysfs file into out[cap], its newline cut; -1 if unreadable. */
-static int read_line(const char *path, char *out, size_t cap)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    int rc = fgets(out, (int)cap, f) ? 0 : -1;
-    fclose(f);
-    out[strcspn(out, "\n")] = '\0';
-    return rc;
-}
-
 int64_t wb_sysinfo_cache_bytes(int level)
 {
     for (int i = 0; i < 16; i++) {
-        char rel[96], path[4200], text[32];
+        char rel[96], text[32];
         snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        wb_sysinfo_path(path, sizeof path, rel);
-        double lv = read_number_file(path);
+        double lv = wb_sysfs_double(rel);
         if (isnan(lv))
             break;
         snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        wb_sysinfo_path(path, sizeof path, rel);
-        if ((int)lv != level || read_line(path, text, sizeof text) || !strcmp(text, "Instruction"))
+        if ((int)lv != level || wb_sysfs_line(rel, text, sizeof text) || !strcmp(text, "Instruction"))
             continue;
         snprintf(rel, sizeof rel, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        wb_sysinfo_path(path, sizeof path, rel);
         char unit = 'B';
         long long v = 0;
-        if (read_line(path, text, sizeof text) || sscanf(text, "%lld%c", &v, &unit) < 1 || v <= 0)
+        if (wb_sysfs_line(rel, text, sizeof text) || sscanf(text, "%lld%c", &v, &unit) < 1 || v <= 0)
             return -1;
         return unit == 'K' ? v << 10 : unit == 'M' ? v << 20 : unit == 'G' ? v << 30 : v;
     }
@@ -150,10 +84,8 @@ static int vcgencmd_flags(unsigned long *flags)
 
 int wb_sysinfo_throttle_flags(unsigned long *flags)
 {
-    char path[4200];
     /* Raspberry Pi OS exposes the firmware's flags here (kernel 5.x+); older ones only through vcgencmd. */
-    wb_sysinfo_path(path, sizeof path, "/sys/devices/platform/soc/soc:firmware/get_throttled");
-    FILE *f = fopen(path, "r");
+    FILE *f = wb_sysfs_open("/sys/devices/platform/soc/soc:firmware/get_throttled");
     if (!f)
         return vcgencmd_flags(flags);
     int ok = fscanf(f, "%lx", flags) == 1;
@@ -183,10 +115,7 @@ int64_t wb_sysinfo_mem_available(void)
     if (fault && me && !strcmp(fault, me))
         return INT64_C(1) << 20;
 #endif
-    char v[128];
-    if (read_field("/proc/meminfo", "MemAvailable", v, sizeof v) != 0)
-        return -1;
-    return (int64_t)strtoll(v, NULL, 10) * 1024;
+    return wb_sysfs_meminfo_bytes("MemAvailable");
 }
 
 int64_t wb_sysinfo_address_space(const char **why)
@@ -251,24 +180,21 @@ void wb_sysinfo_read(struct wb_host *h)
     struct utsname u;
     snprintf(h->arch, sizeof h->arch, "%.15s", uname(&u) == 0 ? u.machine : "unknown");
     /* x86 says "model name"; Raspberry Pi kernels say "Model" (the board) or nothing. */
-    char cpuinfo[4200];
-    wb_sysinfo_path(cpuinfo, sizeof cpuinfo, "/proc/cpuinfo");
-    if (read_field(cpuinfo, "model name", h->cpu_model, sizeof h->cpu_model) != 0 &&
-        read_field(cpuinfo, "Model", h->cpu_model, sizeof h->cpu_model) != 0 &&
-        read_field(cpuinfo, "Hardware", h->cpu_model, sizeof h->cpu_model) != 0)
+    const char *cpuinfo = "/proc/cpuinfo";
+    if (wb_sysfs_field(cpuinfo, "model name", h->cpu_model, sizeof h->cpu_model) != 0 &&
+        wb_sysfs_field(cpuinfo, "Model", h->cpu_model, sizeof h->cpu_model) != 0 &&
+        wb_sysfs_field(cpuinfo, "Hardware", h->cpu_model, sizeof h->cpu_model) != 0)
         snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     h->cores = cores > 0 ? (int32_t)cores : -1;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     h->mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : -1;
-    char freq[4200];
-    wb_sysinfo_path(freq, sizeof freq, "/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
-    double khz = read_number_file(freq);
+    double khz = wb_sysfs_double("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");
     if (!isnan(khz)) {
         h->cpu_mhz = khz / 1000.0;
     } else {
         char v[64];
-        h->cpu_mhz = read_field(cpuinfo, "cpu MHz", v, sizeof v) == 0 ? atof(v) : NAN;
+        h->cpu_mhz = wb_sysfs_field(cpuinfo, "cpu MHz", v, sizeof v) == 0 ? atof(v) : NAN;
     }
     h->temp_c_start = wb_sysinfo_temp_c();
     h->temp_c_end = NAN;

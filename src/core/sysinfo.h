@@ -1,5 +1,6 @@
-/* sysinfo: facts about this host: CPU model, cores, memory, frequency, temperature, throttling. In the
- * fault build, env WB_SYSFS_ROOT puts a fake /sys and /proc/cpuinfo (e.g. a throttled Pi) under a root. */
+/* sysinfo: facts about this host: CPU model, cores, memory, frequency, temperature, throttling. It
+ * reads /sys and /proc through sysfs (in the fault build a fake tree under WB_SYSFS_ROOT, e.g. a
+ * throttled Pi). */
 #ifndef WB_SYSINFO_H
 #define WB_SYSINFO_H
 
@@ -31,9 +32,6 @@ struct wb_host {
     char model[96];         /* board or instance type (device tree model, else DMI product name) */
     char arch[16];          /* the machine the kernel runs this process as (uname -m: x86_64, aarch64, armv7l) */
 };
-
-/* out[cap] = rel under the real root, or in the fault build under $WB_SYSFS_ROOT. Local. */
-void wb_sysinfo_path(char *out, size_t cap, const char *rel);
 
 /* 1 if an executable called name is in a folder of $PATH, else 0. Local. */
 int wb_sysinfo_on_path(const char *name);

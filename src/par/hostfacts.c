@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sysfs.h"
 #include "par/comm.h"
 
 /* Wireless extensions' "get name", answered only by Wi-Fi interfaces (linux/wireless.h clashes with
@@ -27,41 +27,6 @@
 #ifndef WB_GIT_REV
 #define WB_GIT_REV "unknown"
 #endif
-
-/* The first line of a sysfs file under the (possibly fake) root into out[cap]; 0, or -1 if unreadable. */
-static int read_sys_line(const char *rel, char *out, size_t cap)
-{
-    char path[4200];
-    wb_sysinfo_path(path, sizeof path, rel);
-    FILE *f = fopen(path, "r");
-    out[0] = '\0';
-    if (!f)
-        return -1;
-    /* Device-tree strings end in a NUL, not a newline. */
-    size_t len = fread(out, 1, cap - 1, f);
-    fclose(f);
-    out[len] = '\0';
-    out[strcspn(out, "\n")] = '\0';
-    return out[0] ? 0 : -1;
-}
-
-static double read_sys_number(const char *rel)
-{
-    char v[64];
-    char *end;
-    if (read_sys_line(rel, v, sizeof v) != 0)
-        return NAN;
-    double d = strtod(v, &end);
-    return end == v ? NAN : d;
-}
-
-static int sys_exists(const char *rel)
-{
-    char path[4200];
-    struct stat st;
-    wb_sysinfo_path(path, sizeof path, rel);
-    return lstat(path, &st) == 0;
-}
 
 int wb_hostfacts_local_addrs(uint32_t *addrs, int cap)
 {
@@ -106,6 +71,10 @@ static int popcount32(uint32_t v)
     return n;
 }
 
+/* 1 if /sys and /proc are read from a fake tree (the fault build's WB_SYSFS_ROOT) that has rel: a
+ * test's fake interface or routes. */
+static int fake_has(const char *rel) { return *wb_sysfs_root() && wb_sysfs_exists(rel); }
+
 /* The interface of the most specific up route in /proc/net/route that covers one of root[n]. The
  * kernel prints each address as the hex of its network-order word, so masks compare as read. */
 static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
@@ -124,12 +93,18 @@ static void route_iface(const uint32_t *root, int n, char *iface, size_t cap)
         snprintf(iface, cap, "lo");
         return;
     }
-    wb_hostfacts_route("/proc/net/route", root, n, iface, cap);
+    /* A fake tree's own routes where it has them, as for the interface's other facts below. */
+    char route[4200];
+    snprintf(route, sizeof route, "/proc/net/route");
+    if (fake_has(route))
+        wb_sysfs_path(route, sizeof route, "/proc/net/route");
+    wb_hostfacts_route(route, root, n, iface, cap);
 }
 
 void wb_hostfacts_route(const char *route_file, const uint32_t *root, int n, char *iface, size_t cap)
 {
     iface[0] = '\0';
+    /* route_file is a whole path, already under the root (wb_sysfs_path) or a test's own file. */
     FILE *f = fopen(route_file, "r");
     if (!f)
         return;
@@ -151,17 +126,6 @@ void wb_hostfacts_route(const char *route_file, const uint32_t *root, int n, cha
             }
     }
     fclose(f);
-}
-
-/* 1 if the fault build reads /sys under WB_SYSFS_ROOT and the tree has rel: a test's fake interface. */
-static int fake_has(const char *rel)
-{
-#ifdef WB_TEST_FAULTS
-    return getenv("WB_SYSFS_ROOT") && sys_exists(rel);
-#else
-    (void)rel;
-    return 0;
-#endif
 }
 
 /* The interface as the kernel sees it in this process's network namespace. /sys shows the
@@ -217,11 +181,11 @@ static const char *iface_kind(const char *iface, const struct link *l)
     if (fake_has(rel)) {
         if (!strcmp(iface, "lo"))
             return "loopback";
-        if (sys_exists(wifi_rel) || sys_exists(phy_rel))
+        if (wb_sysfs_exists(wifi_rel) || wb_sysfs_exists(phy_rel))
             return "wifi";
-        if (sys_exists(br_rel))
+        if (wb_sysfs_exists(br_rel))
             return "bridge";
-        return sys_exists(dev_rel) ? "ethernet" : "virtual";
+        return wb_sysfs_exists(dev_rel) ? "ethernet" : "virtual";
     }
     if (l->loopback || !strcmp(iface, "lo"))
         return "loopback";
@@ -239,11 +203,11 @@ static const char *iface_kind(const char *iface, const struct link *l)
 
 void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const char *fftw, const char *hdf5)
 {
-    read_sys_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", h->governor, sizeof h->governor);
-    h->freq_min_mhz = read_sys_number("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq") / 1000.0;
-    h->freq_max_mhz = read_sys_number("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") / 1000.0;
-    if (read_sys_line("/sys/firmware/devicetree/base/model", h->model, sizeof h->model) != 0)
-        read_sys_line("/sys/class/dmi/id/product_name", h->model, sizeof h->model);
+    wb_sysfs_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", h->governor, sizeof h->governor);
+    h->freq_min_mhz = wb_sysfs_double("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq") / 1000.0;
+    h->freq_max_mhz = wb_sysfs_double("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") / 1000.0;
+    if (wb_sysfs_line("/sys/firmware/devicetree/base/model", h->model, sizeof h->model) != 0)
+        wb_sysfs_line("/sys/class/dmi/id/product_name", h->model, sizeof h->model);
     route_iface(root, n, h->iface, sizeof h->iface);
     struct link l;
     link_ioctls(h->iface, &l);
@@ -253,12 +217,12 @@ void wb_hostfacts_read(struct wb_host *h, const uint32_t *root, int n, const cha
     char rel[160];
     snprintf(rel, sizeof rel, "/sys/class/net/%s/speed", h->iface);
     if (*h->iface && fake_has(rel)) {
-        double mbps = read_sys_number(rel);
+        double mbps = wb_sysfs_double(rel);
         h->link_mbps = isnan(mbps) || mbps <= 0 ? -1 : (int32_t)mbps;
     }
     snprintf(rel, sizeof rel, "/sys/class/net/%s/mtu", h->iface);
     if (*h->iface && fake_has(rel)) {
-        double mtu = read_sys_number(rel);
+        double mtu = wb_sysfs_double(rel);
         h->mtu = isnan(mtu) ? -1 : (int32_t)mtu;
     }
     snprintf(h->git_rev, sizeof h->git_rev, "%s", WB_GIT_REV);

@@ -1,7 +1,7 @@
 /* hostfacts: the facts a run records beside sysinfo's and `check` judges: CPU governor and frequency
  * range, board or instance model, the network interface that carries traffic to rank 0 (its kind, link
- * speed, MTU), and the build and library versions. Reads /sys through wb_sysinfo_path (a fake tree
- * under WB_SYSFS_ROOT in the fault build), /proc/net/route and getifaddrs. */
+ * speed, MTU), and the build and library versions. Reads /sys and /proc (/proc/net/route) through
+ * sysfs (a fake tree under WB_SYSFS_ROOT in the fault build), and getifaddrs. */
 #ifndef WB_HOSTFACTS_H
 #define WB_HOSTFACTS_H
 

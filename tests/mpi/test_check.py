@@ -86,6 +86,22 @@ def test_powersave_and_under_voltage_warn_by_name_and_strict_fails(tmp_path):
     assert any("--strict" in l for l in error_lines(s.stderr)), s.stderr
 
 
+def test_a_fake_meminfo_reaches_the_memory_and_swap_facts(tmp_path):
+    """/proc/meminfo is read under WB_SYSFS_ROOT like /sys: a node short of memory and swapping."""
+    root = fake_pi(tmp_path / "pi", governor="performance", throttled="0")
+    (root / "proc").mkdir()
+    (root / "proc/meminfo").write_text("MemTotal:        1000000 kB\nMemAvailable:       2048 kB\n"
+                                       "SwapCached:           0 kB\nSwapTotal:       1048576 kB\n"
+                                       "SwapFree:         524288 kB\n")
+    r = run_faults(2, "check", env={"WB_SYSFS_ROOT": str(root)})
+    assert r.returncode == 1, r.stdout + r.stderr
+    v = verdicts(r.stdout)
+    assert v["memory"][0][0] == "fail" and "has 2 MiB free" in v["memory"][0][1], r.stdout
+    assert v["swap"][0][0] == "warn", r.stdout
+    row = node_rows(r.stdout)[0]
+    assert "512" in row, r.stdout  # MiB of swap in use, in the node's row
+
+
 def test_another_build_on_one_rank_fails_the_version_fact():
     r = run_faults(2, "check", env={"WB_FAULT_GIT_REV": "1:0ldb01d"})
     assert r.returncode == 1, r.stdout + r.stderr

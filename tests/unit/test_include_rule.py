@@ -1,6 +1,7 @@
 """The include rule of src/ (README, module map): a folder includes only its own files and the
 folders below it, the bench/* folders never include each other, and no files include each other in
-a circle. `python3 tests/unit/test_include_rule.py` prints what breaks it."""
+a circle; and no code compares with a subcommand's name, which a property of its table entry answers.
+`python3 tests/unit/test_include_rule.py` prints what breaks it."""
 from __future__ import annotations
 
 import re
@@ -141,7 +142,23 @@ def test_the_rule_sees_a_bad_include(tmp_path):
     assert len(got) == 5, got
 
 
+def by_name(root: Path = SRC) -> list[str]:
+    """Places that compare with a subcommand's name (a name of the table) instead of asking a property
+    of its table entry."""
+    names = re.findall(r'\.name = "([^"]+)"', (root / TABLE).read_text())
+    cmp = re.compile(r'strn?cmp\([^;]*"(%s)"' % "|".join(map(re.escape, names)))
+    return [f"{p.relative_to(root).as_posix()}:{i}: compares with the name \"{m.group(1)}\"; give its table "
+            f"entry a property instead"
+            for p in sorted(root.rglob("*.[ch]"))
+            for i, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+            for m in [cmp.search(line)] if m]
+
+
+def test_no_code_asks_for_a_subcommand_by_name():
+    assert by_name() == []
+
+
 if __name__ == "__main__":
-    bad = violations()
+    bad = violations() + by_name()
     print("\n".join(bad) or "src/ keeps the include rule")
     sys.exit(1 if bad else 0)

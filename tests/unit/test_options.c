@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "bench/fft/options_fft.h"
 #include "bench/load/options_load.h"
+#include "bench/transfer/options_transfer.h"
 #include "bench/options.h"
 #include "cli/cmdline.h"
 #include "cli/subcommand.h"
@@ -22,7 +23,7 @@ static int parse(struct wb_options *o, const char *line)
         argv[argc++] = w;
     argv[argc] = NULL;
     wb_error_clear();
-    return wb_options_parse(argc, argv, o);
+    return wb_cmdline_parse(argc, argv, o);
 }
 
 /* fft's own block of o. */
@@ -36,7 +37,7 @@ static void expect_usage(const char *line, const char *needle)
     WBTEST_CHECK(rc == WB_EUSAGE && strstr(msg, needle) && !strchr(msg, '\n'),
                  "'%s' -> usage error mentioning '%s' (got %d: %s)", line, needle, rc, msg);
     WBTEST_CHECK(wb_error_exit_status(rc) == 2, "'%s' exits 2", line);
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 }
 
 int main(void)
@@ -49,7 +50,7 @@ int main(void)
     WBTEST_CHECK(FFT(o)->files[0] == 1 && FFT(o)->files[6] == 64, "1:64 is powers of two");
     WBTEST_CHECK(FFT(o)->frame == 4096 && FFT(o)->hop == 2048, "frame 4096, hop frame/2");
     WBTEST_CHECK(o.common.reps == 5 && o.common.warmup == 1 && o.common.seed == 1, "common defaults");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     rc = parse(&o, "wulfbench fft --sweep files --files 3,8:32 --frame 1k --hop 256 --precision double "
                    "--plan estimate --schedule dynamic --chunk 8 --root-computes no --result peaks -o x.h5 "
@@ -66,50 +67,57 @@ int main(void)
                      o.common.warmup == 2 && o.common.seed == 9 && o.common.force && o.common.quiet,
                  "common options");
     WBTEST_CHECK(strstr(o.command_line, "--files 3,8:32") != NULL, "the command line is recorded");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     rc = parse(&o, "wulfbench fft --input a.wav --input dir");
     WBTEST_CHECK(rc == 0 && FFT(o)->ninputs == 2 && FFT(o)->sweep == WB_SWEEP_NONE, "--input twice; sweep none");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     /* check guards the memory of fft's default study, which it learns through the table. */
     rc = parse(&o, "wulfbench check");
     WBTEST_CHECK(rc == 0 && o.study_bytes == wb_fft_opts_study_bytes(&o) && o.study_bytes > 30e6,
                  "check: the default study's bytes come from fft's hook (%.0f)", o.study_bytes);
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     rc = parse(&o, "wulfbench check --precision double");
     WBTEST_CHECK(rc == WB_EUSAGE, "check takes no fft option");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     WBTEST_CHECK(parse(&o, "wulfbench fft --help") == WB_EHELP, "--help");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench --version") == WB_EVERSION, "--version");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench info") == 0 && !strcmp(o.cmd_name, "info"), "info");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     /* What main asks the table instead of comparing names. */
+    WBTEST_CHECK(parse(&o, "wulfbench suite --reps 2") == 0 && o.compact && o.sub->runs_compact,
+                 "suite runs the compact forms, and its parts see o->compact");
+    wb_cmdline_free(&o);
+    WBTEST_CHECK(parse(&o, "wulfbench transfer --reps 2") == 0 && !o.compact &&
+                     wb_transfer_opts_of(&o)->iters == 2,
+                 "transfer alone: not compact, and --reps fixes its repetitions");
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench load --step-timeout 100") == 0 && o.sub->stall_window_s &&
                      o.sub->stall_window_s(&o, 5) == 160 && o.sub->stall_window_s(&o, 0) == 0 &&
                      o.sub->stall_window_s(&o, 500) == 500,
                  "load's stall window covers its longest step and a minute, and only with --stall-timeout");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench suite") == 0 && o.sub->stall_window_s &&
                      o.sub->stall_window_s(&o, 5) == wb_load_opts_step_timeout_s(wb_load_opts_of(&o)) + 60,
                  "suite's stall window is its load part's");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench fft") == 0 && !o.sub->stall_window_s && !o.sub->no_file &&
                      !o.sub->stdout_taken && o.sub->results_file,
                  "fft writes a file, to stdout, with the stall window given");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench transfer --format csv") == 0 && !o.sub->no_file(&o) && o.sub->stdout_taken(&o),
                  "transfer --format csv writes a file and keeps stdout for the document");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench transfer --list") == 0 && o.sub->no_file(&o) && !o.sub->stdout_taken(&o),
                  "transfer --list writes no file");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
     WBTEST_CHECK(parse(&o, "wulfbench info") == 0 && !o.sub->results_file, "info writes no file");
-    wb_options_free(&o);
+    wb_cmdline_free(&o);
 
     int64_t v;
     WBTEST_CHECK(wb_optparse_size("-m", "4M", 1, 1 << 30, &v) == 0 && v == 4 << 20, "4M is 4 MiB");

@@ -18,10 +18,13 @@ struct wb_check_opts {
 extern const struct wb_optdef wb_check_optdefs[];
 extern const char wb_check_summary[];
 
+/* check's own deadline when --timeout is not given (validate sets it, so the watchdog has the same). */
+#define WB_CHECK_DEFAULT_TIMEOUT_S 30.0
+
 /* The option hooks of the subcommand table; local, never exit. */
-void wb_check_defaults(struct wb_options *o);
-int wb_check_set(struct wb_options *o, int id, const char *arg);
-int wb_check_validate(struct wb_options *o);
+void wb_check_opts_defaults(struct wb_options *o);
+int wb_check_opts_set(struct wb_options *o, int id, const char *arg);
+int wb_check_opts_validate(struct wb_options *o);
 
 /* check's own block of o (bench/options.h). */
 struct wb_check_opts *wb_check_opts_of(const struct wb_options *o);

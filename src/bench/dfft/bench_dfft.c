@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench/dfft/bench_dfft.h"
 #include "bench/dfft/bench_dfft_int.h"
 #include "bench/netstat.h"
 #include "bench/options.h"
@@ -428,7 +428,7 @@ int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res)
     read_faults(&c);
     MPI_Comm node = MPI_COMM_NULL;
     int root_local;
-    if (!wb_fftmpi_available() && !strcmp(o->cmd_name, "suite")) {
+    if (!wb_fftmpi_available() && o->compact) {
         wb_report_printf("# dfft: skipped, this build has no FFTW-MPI\n");
         return 0;
     }

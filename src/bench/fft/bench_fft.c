@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench/fft/bench_fft.h"
 #include "bench/fft/bench_fft_int.h"
 #include "bench/health.h"
 #include "bench/netstat.h"
@@ -242,13 +242,62 @@ static void check_alone(struct wb_fftb_ctx *c, struct point_run *pr, struct wb_f
     }
 }
 
+/* The warm-up and recorded repetitions, each followed by rank 0's run alone with --paired-baseline;
+ * *done counts the recorded ones. Collective. */
+static int run_reps(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct point_run *pr, int *done,
+                    double *progress_done, double progress_total)
+{
+    int warm = c->o->common.warmup, go = 1, rc = 0;
+    for (int i = 0; rc == 0 && (rc = next_rep(c, pr, i, *done, &go)) == 0 && go; i++) {
+        struct wb_fftb_timing t, alone;
+        rc = run_rep(c, p, pr, &t);
+#ifdef WB_TEST_FAULTS
+        if (c->rank == 0)
+            fake_timer(&t);
+#endif
+        if (rc == 0 && c->paired)
+            rc = run_alone(c, p, pr, &alone);
+        if (rc == 0 && i >= warm) {
+            if (pr->alone)
+                pr->alone[*done] = alone;
+            pr->tm[(*done)++] = t;
+            wb_power_rep_keep(WB_POWER_MAIN);
+            wb_power_rep_keep(WB_POWER_BASELINE);
+        }
+        *progress_done += 1;
+        wb_report_progress("fft", fmin(1.0, *progress_done / progress_total), wb_timer_now_s() - c->t_start_s);
+    }
+    return rc;
+}
+
+/* The done recorded repetitions and the point's energy handed to its writer, and a warning when a
+ * timed phase is too short for the timer. Collective. */
+static int write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, struct point_run *pr,
+                       struct wb_fftb_verdict *v, int done)
+{
+    pr->m.reps = done;
+    pr->m.tm = pr->tm;
+    pr->m.alone = pr->alone;
+    int rc = wb_power_point_take(&pr->m.energy, c->paired ? &pr->m.energy_alone : NULL);
+    rc = rc ? rc : wb_comm_agree(wb_fftb_write_point(c, id, p, &pr->l, &pr->rq, &pr->m, v));
+    wb_result_energy_free(&pr->m.energy);
+    wb_result_energy_free(&pr->m.energy_alone);
+    double shortest = INFINITY;
+    for (int r = 0; r < done; r++)
+        shortest = fmin(shortest, fmin(pr->tm[r].t_fft_s, pr->tm[r].t_total_s));
+    if (rc == 0 && c->rank == 0 && shortest > 0 && wb_timer_too_short(shortest))
+        wb_report_warn("point %d: a timed phase lasts under 100 timer ticks (%.3g s); its times are coarse", id,
+                       shortest);
+    return rc;
+}
+
 /* Measures one point: warm-up and recorded repetitions (with --paired-baseline each followed by rank
  * 0's run alone), verification, writing. Collective. */
 static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, double *progress_done,
                      double progress_total)
 {
     struct point_run pr = {0};
-    int warm = c->o->common.warmup, done = 0, go = 1, paired = c->paired;
+    int done = 0, paired = c->paired;
     pr.cap = c->o->common.reps_auto ? c->f->max_reps : c->o->common.reps;
     pr.m.info.autom = c->o->common.reps_auto;
     pr.m.info.ci_halfwidth_rel = pr.m.info.alone_match = NAN;
@@ -262,25 +311,7 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     if (rc == 0 && paired && c->rank == 0 && !pr.alone)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
     rc = wb_comm_agree(rc);
-    for (int i = 0; rc == 0 && (rc = next_rep(c, &pr, i, done, &go)) == 0 && go; i++) {
-        struct wb_fftb_timing t, alone;
-        rc = run_rep(c, p, &pr, &t);
-#ifdef WB_TEST_FAULTS
-        if (c->rank == 0)
-            fake_timer(&t);
-#endif
-        if (rc == 0 && paired)
-            rc = run_alone(c, p, &pr, &alone);
-        if (rc == 0 && i >= warm) {
-            if (pr.alone)
-                pr.alone[done] = alone;
-            pr.tm[done++] = t;
-            wb_power_rep_keep(WB_POWER_MAIN);
-            wb_power_rep_keep(WB_POWER_BASELINE);
-        }
-        *progress_done += 1;
-        wb_report_progress("fft", fmin(1.0, *progress_done / progress_total), wb_timer_now_s() - c->t_start_s);
-    }
+    rc = rc ? rc : run_reps(c, p, &pr, &done, progress_done, progress_total);
     if (rc == 0 && done > 0 && !c->o->common.reps_auto && c->rank == 0)
         median_ci(&pr, done);
     struct wb_fftb_verdict v = {0};
@@ -304,21 +335,8 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
         check_alone(c, &pr, &v);
         rc = wb_comm_bcast(&v.passed, sizeof v.passed, 0);
     }
-    if (rc == 0 && done > 0) {
-        pr.m.reps = done;
-        pr.m.tm = pr.tm;
-        pr.m.alone = pr.alone;
-        rc = wb_power_point_take(&pr.m.energy, paired ? &pr.m.energy_alone : NULL);
-        rc = rc ? rc : wb_comm_agree(wb_fftb_write_point(c, id, p, &pr.l, &pr.rq, &pr.m, &v));
-        wb_result_energy_free(&pr.m.energy);
-        wb_result_energy_free(&pr.m.energy_alone);
-        double shortest = INFINITY;
-        for (int r = 0; r < done; r++)
-            shortest = fmin(shortest, fmin(pr.tm[r].t_fft_s, pr.tm[r].t_total_s));
-        if (rc == 0 && c->rank == 0 && shortest > 0 && wb_timer_too_short(shortest))
-            wb_report_warn("point %d: a timed phase lasts under 100 timer ticks (%.3g s); its times are coarse", id,
-                           shortest);
-    }
+    if (rc == 0 && done > 0)
+        rc = write_point(c, id, p, &pr, &v, done);
     int timed_out = pr.timed_out;
     free(hrows);
     free(netrows);

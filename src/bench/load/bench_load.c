@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench/bench.h"
+#include "bench/load/bench_load.h"
 #include "bench/load/bench_load_int.h"
 #include "bench/netstat.h"
 #include "bench/options.h"

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#include "bench/bench.h"
+#include "bench/transfer/bench_transfer.h"
 
 #include <math.h>
 #include <mpi.h>

@@ -422,9 +422,9 @@ int wb_transfer_opts_set(struct wb_options *o, int id, const char *arg)
 int wb_transfer_opts_validate(struct wb_options *o)
 {
     struct wb_transfer_opts *t = wb_transfer_opts_of(o);
-    /* --reps means repetitions everywhere; for transfer it fixes the count as -i does (not in suite,
-     * whose transfer part sizes its repetitions by time). */
-    if (o->common.reps_given && !o->common.reps_auto && t->iters == 0 && !strcmp(o->cmd_name, "transfer"))
+    /* --reps means repetitions everywhere; for transfer it fixes the count as -i does (not as a part
+     * of suite, whose transfer part sizes its repetitions by time). */
+    if (o->common.reps_given && !o->common.reps_auto && t->iters == 0 && !o->compact)
         t->iters = o->common.reps;
     if (t->iters_min > t->iters_max)
         return wb_error_set(WB_EUSAGE, "--iters-min %d is above --iters-max %d", t->iters_min, t->iters_max);

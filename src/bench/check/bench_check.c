@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE
-#include "bench/check/check_int.h"
+#include "bench/check/bench_check_int.h"
 
 #include <math.h>
 #include <signal.h>
@@ -10,11 +10,11 @@
 
 #include "par/comm.h"
 #include "core/error.h"
+#include "core/sysfs.h"
 #include "fftw/fft.h"
 #include "par/hostfacts.h"
 #include "bench/options.h"
 #include "bench/check/options_check.h"
-#include "core/optparse.h"
 #include "io/results.h"
 #include "core/timer.h"
 
@@ -25,56 +25,6 @@
 /* Tags on the world communicator; nothing else runs beside check. The exchange's round r uses
  * TAG_XCHG + r. */
 enum { TAG_ADDR = 7101, TAG_FACT, TAG_GO, TAG_PING, TAG_PONG, TAG_REPORT, TAG_FINAL, TAG_XCHG = 7200 };
-#define DEFAULT_TIMEOUT_S 30.0
-
-enum { K_STRICT = 1, K_MEMORY, K_WISDOM, K_RESULTS };
-
-const struct wb_optdef wb_check_optdefs[] = {
-    {"strict", 0, 0, K_STRICT, NULL, "a warning fails the check too (exit 1)", NULL},
-    {"memory", 1, 0, K_MEMORY, "SIZE", "memory the run needs on each node, e.g. 2G", "what the default fft run needs"},
-    {"wisdom", 1, 0, K_WISDOM, "FILE", "the FFTW wisdom file the run will read", "none"},
-    {"results", 1, 0, K_RESULTS, "DIR", "the folder the run will write; it may not exist yet",
-     "the folder of -o, else results/"},
-    {NULL, 0, 0, 0, NULL, NULL, NULL},
-};
-const char wb_check_summary[] =
-    "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
-
-struct wb_check_opts *wb_check_opts_of(const struct wb_options *o) { return wb_options_own(o, "check"); }
-
-void wb_check_defaults(struct wb_options *o) { memset(wb_check_opts_of(o), 0, sizeof(struct wb_check_opts)); }
-
-int wb_check_set(struct wb_options *o, int id, const char *arg)
-{
-    switch (id) {
-    case K_STRICT:
-        wb_check_opts_of(o)->strict = 1;
-        return 0;
-    case K_MEMORY:
-        return wb_optparse_size("--memory", arg, 1, INT64_MAX / 4, &wb_check_opts_of(o)->need_bytes);
-    case K_WISDOM:
-        if (!*arg)
-            return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
-        wb_check_opts_of(o)->wisdom = arg;
-        return 0;
-    case K_RESULTS:
-        if (!*arg)
-            return wb_error_set(WB_EUSAGE, "--results: the folder name is empty");
-        wb_check_opts_of(o)->results_dir = arg;
-        return 0;
-    }
-    return 0;
-}
-
-int wb_check_validate(struct wb_options *o)
-{
-    /* The check's own deadline; the watchdog, started with the same value, fires a few seconds later
-     * only if check could not end itself. */
-    if (!(o->common.timeout_s > 0))
-        o->common.timeout_s = DEFAULT_TIMEOUT_S;
-    return 0;
-}
-
 /* Wait for r until deadline: 1 done, 0 not in time (r left active), or WB_EMPI. spin: no sleeping,
  * for the timed exchange. */
 static int wait_one(MPI_Request *r, double deadline_s, int spin, const char *what)
@@ -102,22 +52,6 @@ static _Noreturn void peer_gives_up(const char *what, double timeout_s)
     wb_comm_abort(1);
 }
 
-static int64_t meminfo_kib(const char *key)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    long long v = -1;
-    size_t klen = strlen(key);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, klen) && line[klen] == ':') {
-            v = atoll(line + klen + 1);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return v;
-}
-
 static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
 {
     memset(f, 0, sizeof *f);
@@ -126,8 +60,8 @@ static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
     wb_hostfacts_read(&f->h, root, nroot, wb_fft_version(), wb_results_hdf5_version());
     snprintf(f->version, sizeof f->version, "%s", WB_VERSION);
     f->mem_avail_bytes = wb_sysinfo_mem_available();
-    int64_t total = meminfo_kib("SwapTotal"), freek = meminfo_kib("SwapFree");
-    f->swap_used_bytes = total >= 0 && freek >= 0 ? (total - freek) * 1024 : -1;
+    int64_t total = wb_sysfs_meminfo_bytes("SwapTotal"), free_bytes = wb_sysfs_meminfo_bytes("SwapFree");
+    f->swap_used_bytes = total >= 0 && free_bytes >= 0 ? total - free_bytes : -1;
     unsigned long flags = 0;
     f->throttle_flags = wb_sysinfo_throttle_flags(&flags) == 0 ? (int64_t)flags : -1;
     f->real_minus_wtime_s = wb_timer_real_minus_now_s();
@@ -288,6 +222,69 @@ static _Noreturn void root_gives_up(struct wb_check_view *v, const int *got, con
     wb_comm_abort(1);
 }
 
+/* Rank 0: each rank that answered gets its node, numbered by hostname in rank order. */
+static void number_nodes(struct wb_check_view *v)
+{
+    for (int q = 0; q < v->nranks; q++) {
+        /* A rank that did not answer has no host to count. */
+        v->node[q] = v->answered[q] ? q : -1;
+        if (!v->answered[q])
+            continue;
+        for (int p = 0; p < q; p++)
+            if (v->answered[p] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
+                v->node[q] = v->node[p];
+                break;
+            }
+        if (v->node[q] == q)
+            v->node[q] = v->nnodes++;
+        v->fact[q].h.node = v->node[q];
+    }
+}
+
+/* Rank 0: each peer's wall clock against its own, by probes until deadline; a peer that does not
+ * answer them stops the job. 0 or an error. */
+static int probe_clocks(struct wb_check_view *v, double deadline)
+{
+    int n = v->nranks, rc = 0;
+    struct wb_comm_clock k = {wb_comm_world(), TAG_PING, TAG_PONG, 10};
+    v->clock_s[0] = 0;
+    for (int q = 1; q < n && rc == 0; q++) {
+        double off = NAN;
+        rc = wb_comm_clock_offsets(&k, q, 1, fmax(deadline - wb_timer_now_s(), 0.1), &off);
+        if (rc == WB_ETIMEOUT) {
+            int *got = calloc((size_t)n, sizeof *got);
+            for (int p = 0; got && p < n; p++)
+                got[p] = p != q;
+            root_gives_up(v, got ? got : v->answered, "to clock probes");
+        }
+        /* The Wtime offset the load timelines use, turned into wall-clock time with each side's
+         * realtime - Wtime difference: a node whose clock is off shows here. */
+        v->clock_s[q] = off + v->fact[q].real_minus_wtime_s - v->fact[0].real_minus_wtime_s;
+    }
+    return rc;
+}
+
+/* Rank 0: its part of the exchange within half the budget, then every peer's receive times within
+ * 0.7 of it; a peer that does not report stops the job. 0 or an error. */
+static int root_exchange(struct wb_check_view *v, double budget, char *sbuf, char *rbuf)
+{
+    int n = v->nranks;
+    double t_go = wb_timer_now_s();
+    int rc = exchange(t_go + 0.5 * budget, v->t_recv_s, sbuf, rbuf);
+    v->reported[0] = 1;
+    rc = rc < 0 ? rc
+                : gather_until(v->t_recv_s, n, MPI_DOUBLE, sizeof(double), TAG_REPORT, v->reported,
+                               t_go + 0.7 * budget, NULL);
+    if (rc)
+        return rc;
+    v->exchanged = 1;
+    for (int q = 1; q < n; q++)
+        if (!v->reported[q]) {
+            root_gives_up(v, v->reported, "during the exchange");
+        }
+    return 0;
+}
+
 static int run_root(const struct wb_options *o, struct wb_check_view *v, char *sbuf, char *rbuf)
 {
     int n = v->nranks, rc = 0;
@@ -311,61 +308,20 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
     rc = rc ? rc : gather_until(v->fact, sizeof v->fact[0], MPI_BYTE, 1, TAG_FACT, v->answered, deadline, NULL);
     if (rc)
         goto out;
-    for (int q = 0; q < n; q++) {
-        /* A rank that did not answer has no host to count. */
-        v->node[q] = v->answered[q] ? q : -1;
-        if (!v->answered[q])
-            continue;
-        for (int p = 0; p < q; p++)
-            if (v->answered[p] && !strcmp(v->fact[p].h.hostname, v->fact[q].h.hostname)) {
-                v->node[q] = v->node[p];
-                break;
-            }
-        if (v->node[q] == q)
-            v->node[q] = v->nnodes++;
-        v->fact[q].h.node = v->node[q];
-    }
+    number_nodes(v);
     for (int q = 1; q < n; q++)
         if (!v->answered[q]) {
             root_gives_up(v, v->answered, "with its facts");
         }
-    struct wb_comm_clock k = {w, TAG_PING, TAG_PONG, 10};
-    v->clock_s[0] = 0;
-    for (int q = 1; q < n && rc == 0; q++) {
-        double off = NAN;
-        rc = wb_comm_clock_offsets(&k, q, 1, fmax(deadline - wb_timer_now_s(), 0.1), &off);
-        if (rc == WB_ETIMEOUT) {
-            int *got = calloc((size_t)n, sizeof *got);
-            for (int p = 0; got && p < n; p++)
-                got[p] = p != q;
-            root_gives_up(v, got ? got : v->answered, "to clock probes");
-        }
-        /* The Wtime offset the load timelines use, turned into wall-clock time with each side's
-         * realtime - Wtime difference: a node whose clock is off shows here. */
-        v->clock_s[q] = off + v->fact[q].real_minus_wtime_s - v->fact[0].real_minus_wtime_s;
-    }
+    rc = probe_clocks(v, deadline);
     double budget = fmax(deadline - wb_timer_now_s(), 0.5);
     for (int q = 1; q < n && rc == 0; q++) {
         rc = wb_comm_check(MPI_Isend(&budget, 1, MPI_DOUBLE, q, TAG_GO, w, &sends[q]), "MPI_Isend (check)");
         rc = rc ? rc : wb_comm_check(MPI_Request_free(&sends[q]), "MPI_Request_free (check)");
     }
+    rc = rc || n == 1 ? rc : root_exchange(v, budget, sbuf, rbuf);
     if (rc)
         goto out;
-    if (n > 1) {
-        double t_go = wb_timer_now_s();
-        rc = exchange(t_go + 0.5 * budget, v->t_recv_s, sbuf, rbuf);
-        v->reported[0] = 1;
-        rc = rc < 0 ? rc
-                    : gather_until(v->t_recv_s, n, MPI_DOUBLE, sizeof(double), TAG_REPORT, v->reported,
-                                   t_go + 0.7 * budget, NULL);
-        if (rc)
-            goto out;
-        v->exchanged = 1;
-        for (int q = 1; q < n; q++)
-            if (!v->reported[q]) {
-                root_gives_up(v, v->reported, "during the exchange");
-            }
-    }
     wb_check_print(v);
     int32_t verdict = v->nfail > 0;
     for (int q = 1; q < n && rc == 0; q++) {
@@ -379,10 +335,10 @@ out:
     return rc;
 }
 
-int wb_check_run(const struct wb_options *o, struct wb_results *res)
+int wb_bench_check_run(const struct wb_options *o, struct wb_results *res)
 {
     int n = wb_comm_size(), rc = 0;
-    double timeout_s = o->common.timeout_s > 0 ? o->common.timeout_s : DEFAULT_TIMEOUT_S;
+    double timeout_s = o->common.timeout_s > 0 ? o->common.timeout_s : WB_CHECK_DEFAULT_TIMEOUT_S;
     char *sbuf = malloc(WB_CHECK_MSG_BYTES), *rbuf = malloc(WB_CHECK_MSG_BYTES);
     if (!sbuf || !rbuf) {
         free(sbuf);

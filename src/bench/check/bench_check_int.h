@@ -1,10 +1,11 @@
-/* check internals: the facts each rank sends rank 0 (check.c) and rank 0's verdicts (check_verdict.c). */
-#ifndef WB_CHECK_INT_H
-#define WB_CHECK_INT_H
+/* bench_check internals: the facts each rank sends rank 0 (bench_check.c) and rank 0's verdicts
+ * (bench_check_verdict.c). */
+#ifndef WB_BENCH_CHECK_INT_H
+#define WB_BENCH_CHECK_INT_H
 
 #include <stdint.h>
 
-#include "bench/check/check.h"
+#include "bench/check/bench_check.h"
 #include "core/sysinfo.h"
 
 /* What one rank tells rank 0 about itself. */

@@ -1,4 +1,4 @@
-/* options_doc: the help text, the man page and the bash completion, all printed from the option tables
+/* cmdline_doc: the help text, the man page and the bash completion, all printed from the option tables
  * (common_defs and each subcommand's defs), so the three cannot drift from what the parser accepts. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/options.h"
@@ -132,7 +132,7 @@ static void print_suite_help(void)
     printf("\n");
 }
 
-void wb_options_print_help(const struct wb_subcommand *sub)
+void wb_cmdline_print_help(const struct wb_subcommand *sub)
 {
     if (!sub) {
         printf("usage: wulfbench SUBCOMMAND [options]   (under mpirun or srun)\n\n"
@@ -142,10 +142,10 @@ void wb_options_print_help(const struct wb_subcommand *sub)
         printf("\nwulfbench SUBCOMMAND --help lists its options. %s\n", exit_text);
         return;
     }
-    const struct wb_optdef *tables[2] = {sub->defs, sub->results_file ? wb_options_common_defs() : NULL};
+    const struct wb_optdef *tables[2] = {sub->defs, sub->results_file ? wb_cmdline_common_defs() : NULL};
     int width = left_width(tables, 2);
     printf("usage: wulfbench %s [options]\n\n%s\n\n", sub->name, sub->summary);
-    if (!strcmp(sub->name, "suite"))
+    if (sub->runs_compact)
         print_suite_help();
     if (sub->defs && sub->defs[0].name) {
         printf("%s options:\n", sub->name);
@@ -154,7 +154,7 @@ void wb_options_print_help(const struct wb_subcommand *sub)
     }
     if (sub->results_file) {
         printf("common options:\n");
-        print_defs(wb_options_common_defs(), width);
+        print_defs(wb_cmdline_common_defs(), width);
         printf("\nSwitches without a value are off unless given.\n");
         print_wrapped(sizes_text, 0, 0);
     }
@@ -222,7 +222,7 @@ static void print_man(void)
     printf(".SH COMMON OPTIONS\nEvery subcommand that writes a result file takes these; \\fBsuite\\fR runs ");
     roff_text(parts);
     printf(" and passes them through to every part.\n");
-    man_defs(wb_options_common_defs());
+    man_defs(wb_cmdline_common_defs());
     printf(".PP\nSwitches without a value are off unless given. ");
     roff_text(sizes_text);
     printf("\n.SH EXIT STATUS\n");
@@ -288,11 +288,11 @@ static void print_completion(void)
         printf("    %s)\n        case $prev in\n", s->name);
         completion_values(s->defs);
         if (s->results_file)
-            completion_values(wb_options_common_defs());
+            completion_values(wb_cmdline_common_defs());
         printf("        esac\n        COMPREPLY=($(compgen -W '");
         completion_words(s->defs);
         if (s->results_file)
-            completion_words(wb_options_common_defs());
+            completion_words(wb_cmdline_common_defs());
         else
             printf(" --help");
         printf("' -- \"$cur\"));;\n");
@@ -300,7 +300,7 @@ static void print_completion(void)
     printf("    esac\n}\ncomplete -F _wulfbench wulfbench\n");
 }
 
-int wb_options_print_generated(const char *what)
+int wb_cmdline_print_generated(const char *what)
 {
     if (!strcmp(what, "--man"))
         print_man();

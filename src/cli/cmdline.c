@@ -200,7 +200,7 @@ static int parse_sub(int argc, char **argv, struct wb_options *o, const struct w
     return rc;
 }
 
-int wb_options_parse(int argc, char **argv, struct wb_options *o)
+int wb_cmdline_parse(int argc, char **argv, struct wb_options *o)
 {
     memset(o, 0, sizeof *o);
     o->common = (struct wb_common_opts){.label = "", .reps = 5, .warmup = 1, .seed = 1, .stall_timeout_s = 300,
@@ -228,6 +228,7 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
         return wb_error_set(WB_EUSAGE, "unknown subcommand '%s'; use one of %s", first, wb_subcommand_names());
     o->sub = sub;
     o->cmd_name = sub->name;
+    o->compact = sub->runs_compact;
     int rc = parse_sub(argc, argv, o, sub);
     if (rc == 0 && o->common.power_given && !sub->measures_energy)
         rc = wb_error_set(WB_EUSAGE, "--power: %s records no energy; use it with fft, dfft, load or suite", sub->name);
@@ -239,9 +240,9 @@ int wb_options_parse(int argc, char **argv, struct wb_options *o)
     return rc;
 }
 
-const struct wb_optdef *wb_options_common_defs(void) { return common_defs; }
+const struct wb_optdef *wb_cmdline_common_defs(void) { return common_defs; }
 
-void wb_options_free(struct wb_options *o)
+void wb_cmdline_free(struct wb_options *o)
 {
     for (int i = 0; i < wb_nsubcommands; i++)
         if (wb_subcommands[i].free && o->own[i].name && (o->own[i].block || !wb_subcommands[i].own_size))

@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE
-#include "bench/check/check_int.h"
+#include "bench/check/bench_check_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -324,60 +324,47 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The links of the shifted rounds: rank b received from rank (b - r) in round r. */
-static void check_exchange(struct wb_check_view *v)
+/* The receive time of round r at rank b, from rank (b - r): the exchange's link (b - r) -> b. */
+static double link_s(const struct wb_check_view *v, int b, int r)
+{
+    return v->t_recv_s[(size_t)b * (size_t)v->nranks + (size_t)r];
+}
+
+/* The median rate (MB/s) of the finished links, only those between nodes when cross, into *median
+ * and their count into *nr; NaN if none. 0, or -1 out of memory. */
+static int links_median(const struct wb_check_view *v, int cross, double *median, int *nr)
 {
     int n = v->nranks;
-    if (v->got)
-        return; /* the answer verdict names the rank that stopped; links with it are unknown */
-    if (n < 2 || !v->exchanged) {
-        wb_check_verdict(v, "ok", "exchange", NULL, "one rank: nothing to exchange");
-        return;
-    }
     double *rates = calloc((size_t)n * (size_t)n, sizeof *rates);
-    int nr = 0, cross = 0, stuck = 0;
-    char late[1500] = "", slow[1500] = "";
-    size_t llen = 0, slen = 0;
+    if (!rates)
+        return -1;
+    *nr = 0;
     for (int b = 0; b < n; b++)
         for (int r = 1; r < n; r++) {
             int a = (b - r + n) % n;
-            double t = v->t_recv_s[(size_t)b * (size_t)n + (size_t)r];
-            if (isnan(t)) {
-                stuck++;
-                if (llen < sizeof late)
-                    llen += (size_t)snprintf(late + llen, sizeof late - llen, "%s%d->%d", llen ? ", " : "", a, b);
-                continue;
-            }
-            cross |= v->node[a] != v->node[b];
-        }
-    for (int b = 0; rates && b < n; b++)
-        for (int r = 1; r < n; r++) {
-            int a = (b - r + n) % n;
-            double t = v->t_recv_s[(size_t)b * (size_t)n + (size_t)r];
+            double t = link_s(v, b, r);
             if (!isnan(t) && (!cross || v->node[a] != v->node[b]))
-                rates[nr++] = WB_CHECK_MSG_BYTES / t / 1e6;
+                rates[(*nr)++] = WB_CHECK_MSG_BYTES / t / 1e6;
         }
-    if (stuck) {
-        wb_check_verdict(v, "fail", "exchange", "see the links named: cable, switch port, firewall between those nodes",
-                         "%d link%s did not finish within the time: %s", stuck, stuck == 1 ? "" : "s", late);
-        free(rates);
-        return;
-    }
-    double *sorted = malloc((size_t)(nr > 0 ? nr : 1) * sizeof *sorted);
-    if (!rates || !sorted) {
-        free(rates);
-        free(sorted);
-        wb_check_verdict(v, "warn", "exchange", NULL, "out of memory to judge the exchange");
-        return;
-    }
-    memcpy(sorted, rates, (size_t)nr * sizeof *sorted);
-    qsort(sorted, (size_t)nr, sizeof *sorted, cmp_double);
-    double median = nr ? (nr % 2 ? sorted[nr / 2] : 0.5 * (sorted[nr / 2 - 1] + sorted[nr / 2])) : NAN;
+    qsort(rates, (size_t)*nr, sizeof *rates, cmp_double);
+    int k = *nr;
+    *median = k ? (k % 2 ? rates[k / 2] : 0.5 * (rates[k / 2 - 1] + rates[k / 2])) : NAN;
+    free(rates);
+    return 0;
+}
+
+/* The exchange's verdict once every link finished: links between nodes under SLOW_LINK times the
+ * median warn, naming a node that is in all of them. */
+static void judge_links(struct wb_check_view *v, int cross, double median, int nr)
+{
+    int n = v->nranks;
+    char slow[1500] = "";
+    size_t slen = 0;
     int nslow = 0, *in_slow = calloc((size_t)v->nnodes, sizeof *in_slow);
     for (int b = 0; cross && b < n; b++)
         for (int r = 1; r < n; r++) {
             int a = (b - r + n) % n;
-            double t = v->t_recv_s[(size_t)b * (size_t)n + (size_t)r], rate = WB_CHECK_MSG_BYTES / t / 1e6;
+            double rate = WB_CHECK_MSG_BYTES / link_s(v, b, r) / 1e6;
             if (v->node[a] == v->node[b] || !(rate < SLOW_LINK * median))
                 continue;
             nslow++;
@@ -409,8 +396,44 @@ static void check_exchange(struct wb_check_view *v)
                          n - 1, median, cross ? "" : " (one node: shared memory, not judged)");
     }
     free(in_slow);
-    free(sorted);
-    free(rates);
+}
+
+/* The links of the shifted rounds: rank b received from rank (b - r) in round r. */
+static void check_exchange(struct wb_check_view *v)
+{
+    int n = v->nranks;
+    if (v->got)
+        return; /* the answer verdict names the rank that stopped; links with it are unknown */
+    if (n < 2 || !v->exchanged) {
+        wb_check_verdict(v, "ok", "exchange", NULL, "one rank: nothing to exchange");
+        return;
+    }
+    int cross = 0, stuck = 0;
+    char late[1500] = "";
+    size_t llen = 0;
+    for (int b = 0; b < n; b++)
+        for (int r = 1; r < n; r++) {
+            int a = (b - r + n) % n;
+            if (isnan(link_s(v, b, r))) {
+                stuck++;
+                if (llen < sizeof late)
+                    llen += (size_t)snprintf(late + llen, sizeof late - llen, "%s%d->%d", llen ? ", " : "", a, b);
+                continue;
+            }
+            cross |= v->node[a] != v->node[b];
+        }
+    if (stuck) {
+        wb_check_verdict(v, "fail", "exchange", "see the links named: cable, switch port, firewall between those nodes",
+                         "%d link%s did not finish within the time: %s", stuck, stuck == 1 ? "" : "s", late);
+        return;
+    }
+    double median = NAN;
+    int nr = 0;
+    if (links_median(v, cross, &median, &nr) != 0) {
+        wb_check_verdict(v, "warn", "exchange", NULL, "out of memory to judge the exchange");
+        return;
+    }
+    judge_links(v, cross, median, nr);
 }
 
 static void check_files(struct wb_check_view *v)

@@ -1,0 +1,57 @@
+#define _POSIX_C_SOURCE 200809L
+#include "bench/check/options_check.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "bench/options.h"
+#include "core/error.h"
+#include "core/optparse.h"
+
+enum { K_STRICT = 1, K_MEMORY, K_WISDOM, K_RESULTS };
+
+const struct wb_optdef wb_check_optdefs[] = {
+    {"strict", 0, 0, K_STRICT, NULL, "a warning fails the check too (exit 1)", NULL},
+    {"memory", 1, 0, K_MEMORY, "SIZE", "memory the run needs on each node, e.g. 2G", "what the default fft run needs"},
+    {"wisdom", 1, 0, K_WISDOM, "FILE", "the FFTW wisdom file the run will read", "none"},
+    {"results", 1, 0, K_RESULTS, "DIR", "the folder the run will write; it may not exist yet",
+     "the folder of -o, else results/"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+const char wb_check_summary[] =
+    "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
+
+struct wb_check_opts *wb_check_opts_of(const struct wb_options *o) { return wb_options_own(o, "check"); }
+
+void wb_check_opts_defaults(struct wb_options *o) { memset(wb_check_opts_of(o), 0, sizeof(struct wb_check_opts)); }
+
+int wb_check_opts_set(struct wb_options *o, int id, const char *arg)
+{
+    switch (id) {
+    case K_STRICT:
+        wb_check_opts_of(o)->strict = 1;
+        return 0;
+    case K_MEMORY:
+        return wb_optparse_size("--memory", arg, 1, INT64_MAX / 4, &wb_check_opts_of(o)->need_bytes);
+    case K_WISDOM:
+        if (!*arg)
+            return wb_error_set(WB_EUSAGE, "--wisdom: the file name is empty");
+        wb_check_opts_of(o)->wisdom = arg;
+        return 0;
+    case K_RESULTS:
+        if (!*arg)
+            return wb_error_set(WB_EUSAGE, "--results: the folder name is empty");
+        wb_check_opts_of(o)->results_dir = arg;
+        return 0;
+    }
+    return 0;
+}
+
+int wb_check_opts_validate(struct wb_options *o)
+{
+    /* The check's own deadline; the watchdog, started with the same value, fires a few seconds later
+     * only if check could not end itself. */
+    if (!(o->common.timeout_s > 0))
+        o->common.timeout_s = WB_CHECK_DEFAULT_TIMEOUT_S;
+    return 0;
+}
