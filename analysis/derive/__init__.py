@@ -17,7 +17,8 @@ Definitions (also printed in the report):
   by more than 20 %.
 """
 
-from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowest_median,
+from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowest_median, slowest_rank,
+                   overhead_why,
                    compute_samples, median_total, PointStats, point_stats, run_point_stats,
                    RankStats, rank_stats, default_point)
 from .speedups import (Comparison, compare_paired, compare, Crossover, crossovers,
@@ -33,5 +34,5 @@ __all__ = [
     "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
     "default_point", "dfft_stats", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
     "implausible_flag", "median_total", "p2p_curve", "point_stats", "rank_stats", "ratio_ci", "ring_curves",
-    "run_point_stats", "secondary", "series_samples", "slowest_median", "transfer_stats"
+    "run_point_stats", "secondary", "series_samples", "slowest_median", "slowest_rank", "overhead_why", "transfer_stats"
 ]

@@ -25,24 +25,48 @@ STRAGGLER_RATIO = 1.20
 SCENARIO_X = {"sizes": "input_bytes", "files": "nfiles"}
 
 
-def series_samples(point: FftPoint) -> dict[str, np.ndarray]:
-    """Per-repetition samples of every series of a point. Overhead is what the
-    slowest rank's distribute, compute and gather leave of t_total in the same
-    repetition (negative when the phases overlap)."""
+def slowest_rank(point: FftPoint) -> np.ndarray:
+    """Each repetition's slowest rank (docs/reading.md, "The slowest rank"): as the program stored
+    it, else, in files older than `slowest_rank`, worked out by the program's rule: the rank with
+    the largest t_distribute + t_compute + t_gather, the lowest on a tie."""
+    if point.slowest_rank is not None:
+        return point.slowest_rank
     t = point.times
-    cr = point.compute_ranks
-    compute = stats.nanmax(t["t_compute"][:, cr], axis=1)
-    distribute = stats.nanmax(t["t_distribute"], axis=1)
-    gather = stats.nanmax(t["t_gather"], axis=1)
+    busy = np.nan_to_num(t["t_distribute"]) + t["t_compute"] + np.nan_to_num(t["t_gather"])
+    return np.argmax(np.where(np.isnan(busy), -np.inf, busy), axis=1)
+
+
+def series_samples(point: FftPoint) -> dict[str, np.ndarray]:
+    """Per-repetition samples of every series of a point: t_total and t_read; the slowest rank's
+    distribute, compute and gather, and the overhead, what they leave of t_total (negative only
+    when they overlap), as the program stored it when it did; the longest rank's FFT."""
+    t = point.times
+    reps = np.arange(t["t_total"].shape[0])
+    slow = slowest_rank(point)
+    distribute, compute, gather = (t[name][reps, slow] for name in ("t_distribute", "t_compute", "t_gather"))
+    if point.t_over is not None:
+        overhead = point.t_over
+    else:
+        overhead = t["t_total"] - (np.nan_to_num(distribute) + compute + np.nan_to_num(gather))
     return {
         "total": t["t_total"],
         "read": t["t_read"],
         "distribute": distribute,
         "compute": compute,
-        "fft": stats.nanmax(t["t_fft"][:, cr], axis=1),
+        "fft": stats.nanmax(t["t_fft"][:, point.compute_ranks], axis=1),
         "gather": gather,
-        "overhead": t["t_total"] - np.nan_to_num(distribute) - compute - np.nan_to_num(gather),
+        "overhead": overhead,
     }
+
+
+def overhead_why(s: "PointStats") -> str:
+    """Why a point's median overhead is negative, or "" when it is not: the slowest rank's phases
+    ran at once, which the pipelined and dynamic schedules do on purpose."""
+    over = s.summaries["overhead"].median
+    if not (np.isfinite(over) and over < 0):
+        return ""
+    schedule = str(s.point.attrs.get("schedule", "?"))
+    return f"negative: the slowest rank's phases overlap ({schedule} schedule)"
 
 
 def per_rank_median(point: FftPoint, series: str) -> np.ndarray:

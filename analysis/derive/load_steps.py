@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
-from ..read.runs import LOAD_STATUS, LoadStep, Run
+from ..read.runs import LOAD_STATUS, LoadStep, Run, number_or
 
 
 @dataclass
@@ -27,6 +27,8 @@ class LoadStepStats:
     p95: float
     p99: float
     phases: dict[str, float] = field(default_factory=dict)
+    max_s: float = float("nan")  # the slowest answered request
+    submitted: int = -1  # every request made, warm-up included (the step's attribute; -1 without)
     healthy: bool = True
     why: str = ""
 
@@ -87,7 +89,9 @@ def load_step_stats(step: LoadStep) -> LoadStepStats:
                          unfinished=int((keep & (status == 2)).sum()),
                          warmup_excluded=int(warm.sum()), throughput_rps=thr,
                          p50=stats.percentile(lat, 50), p95=stats.percentile(lat, 95),
-                         p99=stats.percentile(lat, 99), phases=phases)
+                         p99=stats.percentile(lat, 99), phases=phases,
+                         max_s=float(np.max(lat)) if lat.size else float("nan"),
+                         submitted=int(number_or(a.get("submitted"), -1)))
 
 
 @dataclass

@@ -106,6 +106,10 @@ def transfer_stats(run: Run, test: TransferTest, given: dict[str, np.ndarray]) -
             continue
         cols[key] = stats.nanmax(arr, axis=1) if key == "cv" else stats.nanmedian(arr, axis=1)
     cols["t_med"] = stats.nanmedian(test.t_med.reshape(S, -1), axis=1)
+    if raw is not None:  # repetitions not run are NaN
+        cols["reps"] = np.sum(np.isfinite(raw[:, :, 0]), axis=1).astype(float)
+    if test.bandwidth is not None:
+        cols["bandwidth"] = stats.nanmedian(test.bandwidth.reshape(S, -1), axis=1)
     if "unstable" in given and given["unstable"].size >= S:
         unstable = np.asarray(given["unstable"]).reshape(S, -1).max(axis=1) > 0
     else:
@@ -157,6 +161,8 @@ class DfftStats:
     # message per peer, from a bibw test in the same file (NaN without one, or on one rank).
     over_bibw: float = float("nan")
     bibw_Bps: float = float("nan")
+    precision: str = "?"
+    transpose_Bps_min: float = float("nan")  # the slowest rank's transposed bytes over its t_transpose
 
 
 def transpose_over_bibw(run: Run, point, nranks: int) -> tuple[float, float]:
@@ -207,7 +213,8 @@ def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
     return DfftStats(run=run, id=point.id, shape=str(a.get("shape") or f"{n:.0f}"), n=n,
                      kind=kind, nodes=nodes, nranks=nranks, total=total,
                      local_fft=local, transpose=trans, gflops=gflops,
-                     verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw)
+                     verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw,
+                     precision=str(a.get("precision") or "?"), transpose_Bps_min=_attr_float(a, "transpose_Bps_min"))
 
 
 def collective_curve(run: Run, test: TransferTest) -> TransferCurve:

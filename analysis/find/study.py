@@ -39,9 +39,10 @@ def _range(pts: list[PointStats], series: str) -> str:
 def _split(pts: list[PointStats]) -> str:
     s = pts[-1]
     med = {k: s.summaries[k].median for k in ("distribute", "gather", "overhead", "total")}
+    why = derive.overhead_why(s)
     return (f"at {_at(s)}: distribute {tables.fmt_time(med['distribute'])} + gather "
-            f"{tables.fmt_time(med['gather'])}, overhead {tables.fmt_time(med['overhead'])}, "
-            f"of {tables.fmt_time(med['total'])} in total")
+            f"{tables.fmt_time(med['gather'])}, overhead {tables.fmt_time(med['overhead'])}"
+            f"{f' ({why})' if why else ''}, of {tables.fmt_time(med['total'])} in total")
 
 
 def _rate(pts: list[PointStats]) -> str:

@@ -191,9 +191,26 @@ def read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
     bytes_in = counts["bytes_in"] if counts["bytes_in"] is not None else np.full(nranks, np.nan)
     inputs = read_compound(group["inputs"]) if "inputs" in group else []
     verify = read_attrs(group["verify"]) if "verify" in group else {}
+    slowest, t_over = _slowest(group, reps, nranks, problems)
     return FftPoint(id=pid, attrs=attrs, times=times, bytes_in=bytes_in,
                     bytes_out=counts["bytes_out"], frames=counts["frames"],
-                    flops=flops, inputs=inputs, verify=verify, problems=problems)
+                    flops=flops, inputs=inputs, verify=verify, problems=problems,
+                    slowest_rank=slowest, t_over=t_over)
+
+
+def _slowest(group: h5py.Group, reps: int, nranks: int,
+             problems: list[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The slowest rank of each repetition and t_over, as the program stored them; (None, None) in
+    files older than both, or when either cannot be right (then derive.base works them out)."""
+    rank, over = _float_array(group, "slowest_rank"), _float_array(group, "t_over")
+    if rank is None or over is None:
+        return None, None
+    rank, over = np.atleast_1d(rank).reshape(-1), np.atleast_1d(over).reshape(-1)
+    if rank.size != reps or over.size != reps or not np.all(np.isfinite(over)) \
+            or not np.all((rank >= 0) & (rank < nranks) & (rank == np.floor(rank))):
+        problems.append("slowest_rank or t_over unusable: worked out from the per-rank times")
+        return None, None
+    return rank.astype(int), over
 
 
 def read_transfer(transfer: h5py.Group, name: str) -> TransferTest | None:

@@ -54,6 +54,10 @@ class FftPoint:
     inputs: list[dict[str, Any]]
     verify: dict[str, Any]
     problems: list[str] = field(default_factory=list)
+    # As the program stored them (None in older files): each repetition's slowest rank, and what
+    # its distribute, compute and gather leave of t_total.
+    slowest_rank: np.ndarray | None = None
+    t_over: np.ndarray | None = None
 
     @property
     def scenario(self) -> str:

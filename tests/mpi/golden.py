@@ -34,8 +34,8 @@ TIME_COLUMNS = {"t_read", "t_dist", "t_comp", "t_fft", "t_gather", "t_over", "t_
 # File attributes that name the build, the host's libraries or the moment of the run.
 MASKED_ROOT_ATTRS = {"command_line", "created_utc", "git_rev", "version", "cflags", "compiler", "mpi_library",
                      "fftw_version", "hdf5_version", "wtick_s"}
-# Point attributes and datasets measured in time, or chosen from timing (batch).
-MASKED_NAMES = {"batch", "ci_halfwidth_rel", "overlap", "rate_kBps", "median"}
+# Point attributes and datasets measured in time, or chosen from timing (batch, which rank was slowest).
+MASKED_NAMES = {"batch", "ci_halfwidth_rel", "overlap", "rate_kBps", "median", "slowest_rank"}
 # Fields of compound tables that are times or host facts; the other fields are compared.
 MASKED_FIELDS = {"t_start", "t_end", "hostname", "cpu_model", "cores", "mem_bytes", "cpu_mhz", "cpu_mhz_min",
                  "temp_c_start", "temp_c_end", "temp_c_max", "throttled"}
@@ -56,6 +56,8 @@ def normalize_stdout(text: str) -> list[str]:
             columns = line[1:].split()
         elif line.startswith("# results:"):
             line = "# results: <path>"
+        elif line.startswith("#      t_over < 0:"):
+            continue  # printed when the phases overlapped, which timing decides
         elif "per rank:" in line:
             line = NUMBER.sub("<t>", line)
         elif columns and not line.startswith("#") and len(line.split()) == len(columns):

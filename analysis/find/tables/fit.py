@@ -81,7 +81,8 @@ def load_steps(items: list[tuple[Run, list[LoadStepStats]]]) -> Table:
                          "offered": s.offered_rps, "throughput": s.throughput_rps,
                          "requests": s.n, "done": s.done, "rejected": s.rejected,
                          "unfinished": s.unfinished, "warmup_excluded": s.warmup_excluded,
-                         "p50": s.p50, "p95": s.p95, "p99": s.p99,
+                         "p50": s.p50, "p95": s.p95, "p99": s.p99, "max": s.max_s,
+                         "submitted": s.submitted if s.submitted >= 0 else None,
                          "queue": s.phases.get("t_queue"), "healthy": "yes" if s.healthy else f"no ({s.why})"})
     cols = [Column("run", "run"), Column("step", "step"), Column("loop", "loop"),
             Column("clients", "clients", "int"), Column("load", "load"),
@@ -90,7 +91,9 @@ def load_steps(items: list[tuple[Run, list[LoadStepStats]]]) -> Table:
             Column("done", "done", "int"), Column("rejected", "rejected", "int"),
             Column("unfinished", "unfinished", "int"),
             Column("warmup_excluded", "warm-up excluded", "int"),
+            Column("submitted", "submitted (warm-up included)", "int"),
             Column("p50", "p50", "time"), Column("p95", "p95", "time"), Column("p99", "p99", "time"),
+            Column("max", "max", "time"),
             Column("queue", "median queue wait", "time"), Column("healthy", "healthy")]
     return Table("load_steps", "Load steps (warm-up requests excluded)", cols, rows,
                  note="Latency is t_done − t_submit of finished requests. The load is the number "

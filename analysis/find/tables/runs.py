@@ -86,40 +86,42 @@ def fft_points(point_stats: list[PointStats]) -> Table:
         pt = s.point
         row = {"run": s.run.name, "point": pt.id, "scenario": pt.scenario, "config": pt.config,
                "nfiles": pt.nfiles, "seconds_per_file": pt.seconds_per_file,
-               "input_bytes": pt.input_bytes, "p": pt.p,
+               "input_bytes": pt.input_bytes, "nranks": pt.nranks, "p": pt.p,
                "reps": s.summaries["total"].n, "ci_level": s.summaries["total"].ci_level,
                "kBps": s.kBps, "gflops": s.gflops, "gflops_per_rank": s.gflops_per_rank,
-               "status": s.status}
+               "status": s.status, "overhead_why": derive.overhead_why(s)}
         for name in derive.SERIES:
             row[name] = s.summaries[name]
         rows.append(row)
     cols = [Column("run", "run"), Column("point", "point"), Column("scenario", "scenario"),
             Column("config", "transform"), Column("nfiles", "files", "int"),
             Column("seconds_per_file", "s/file", "float"), Column("input_bytes", "input", "bytes"),
-            Column("p", "p", "int"), Column("reps", "reps", "int"),
+            Column("nranks", "ranks", "int"), Column("p", "p", "int"), Column("reps", "reps", "int"),
             Column("ci_level", "CI coverage", "pct")]
     cols += [Column(name, derive.SERIES_TITLES[name], "summary") for name in derive.SERIES]
     cols += [Column("kBps", "kB/s", "rate"), Column("gflops", "GFLOPS", "float"),
-             Column("gflops_per_rank", "GFLOPS/rank", "float"), Column("status", "status")]
+             Column("gflops_per_rank", "GFLOPS/rank", "float"), Column("status", "status"),
+             Column("overhead_why", "overhead < 0")]
     for row in rows:
         row["workload"] = workload(row["nfiles"], row["seconds_per_file"], row["input_bytes"])
     cols.insert(3, Column("workload", "request"))
     return Table("fft_points", "FFT points: median, with the 95 % CI (same unit) and CV below it",
                  cols, rows,
-                 note="p = ranks that compute. Per-rank times are the slowest rank of each "
-                      "repetition; overhead = total "
-                      "− slowest distribute − slowest compute − slowest gather, per repetition. "
+                 note="p = ranks that compute. Distribute, compute and gather are those of the "
+                      "slowest rank of each repetition, the one with the largest sum of the three "
+                      "(as on stdout), and overhead is what they leave of total, negative only when "
+                      "they overlap (the last column says so); FFT is the longest rank's. "
                       "CI coverage is what the order-statistic interval achieves (below 95 % "
                       "only for fewer than 6 repetitions, where it falls back to [min, max]). "
                       "The page leaves out read and FFT; the CSV has every column.",
                  html_columns=["run", "point", "workload", "p", "reps", "total",
                                "distribute", "compute", "gather", "overhead", "kBps", "gflops",
-                               "status"])
+                               "status", "overhead_why"])
 
 
 def phase_stack(point_stats: list[PointStats], overlaps: dict[tuple[str, str], float]) -> Table:
-    """The stdout-style rows that add up: medians of the slowest rank's phases and
-    of the remainder, beside the median t_total."""
+    """The rows stdout prints, which add up: medians of the slowest rank's phases and of the
+    remainder, beside the median t_total; one rule, the program's (docs/reading.md)."""
     rows = []
     for s in point_stats:
         if not s.usable:
@@ -130,12 +132,12 @@ def phase_stack(point_stats: list[PointStats], overlaps: dict[tuple[str, str], f
                      "workload": workload(s.point.nfiles, s.point.seconds_per_file,
                                           s.point.input_bytes),
                      **med, "stacked": stacked, "total": s.summaries["total"].median,
-                     "overlap": overlaps.get((s.run.name, s.point.id))})
+                     "overlap": overlaps.get((s.run.name, s.point.id)), "overhead_why": derive.overhead_why(s)})
     cols = [Column("run", "run"), Column("point", "point"), Column("workload", "request"),
             Column("distribute", "distribute", "time"), Column("compute", "compute", "time"),
             Column("gather", "gather", "time"), Column("overhead", "overhead (rest)", "time"),
             Column("stacked", "sum of the four", "time"), Column("total", "t_total median", "time"),
-            Column("overlap", "overlap", "ratio")]
+            Column("overlap", "overlap", "ratio"), Column("overhead_why", "overhead < 0")]
     return Table("fft_phases", "Where the request time goes (these add up)", cols, rows,
                  note="Per repetition: the slowest rank's distribute, compute and gather, and "
                       "the overhead as what they leave of t_total. Each column is the median "
@@ -181,17 +183,20 @@ def stragglers(items: list[tuple[Run, str, RankStats]]) -> Table:
 
 def dfft_points(items: list[derive.DfftStats]) -> Table:
     rows = [{"run": d.run.name, "point": d.id, "shape": d.shape, "n": d.n, "kind": d.kind,
+             "precision": d.precision, "transpose_min_Bps": d.transpose_Bps_min,
              "nodes": d.nodes, "nranks": d.nranks, "total": d.total, "local_fft": d.local_fft,
              "transpose": d.transpose, "gflops": d.gflops,
              "verified": {1: "passed", 0: "INVALID", -1: "not checked"}.get(d.verified, "?")}
             for d in items]
     cols = [Column("run", "run"), Column("point", "point"), Column("shape", "shape"),
-            Column("n", "N (points)", "float"), Column("kind", "kind"),
+            Column("n", "N (points)", "float"), Column("kind", "kind"), Column("precision", "precision"),
             Column("nodes", "nodes", "int"), Column("nranks", "ranks", "int"),
             Column("total", "t_total (slowest rank)", "summary"),
             Column("local_fft", "local FFT (slowest)", "time"),
             Column("transpose", "transpose (slowest)", "time"),
-            Column("gflops", "GFLOPS", "float"), Column("verified", "verification")]
+            Column("gflops", "GFLOPS", "float"),
+            Column("transpose_min_Bps", "transpose rate (slowest rank)", "Bps"),
+            Column("verified", "verification")]
     note = ("GFLOPS by HPCC's count: 5·N·log2 N flops for c2c, half that for r2c, over "
             "the median t_total. Local FFT and transpose: median over repetitions of "
             "the slowest rank; a 1-D transform does not split them.")

@@ -22,8 +22,10 @@ def transfer_stats(items: list[derive.TransferStats], name: str, title: str) -> 
         cols = [Column("t_avg", "t avg over ranks", "time"),
                 Column("t_max", "t max over ranks", "time"),
                 Column("t_min", "t min over ranks", "time"),
-                Column("t_med", "t median over ranks", "time"),
-                Column("cv", "CV over reps (slowest rank)", "pct")]
+                Column("t_med", "t median over ranks", "time")]
+        if any("t_p95" in t.columns for t in items):
+            cols.append(Column("t_p95", "t p95 over ranks", "time"))
+        cols.append(Column("cv", "CV over reps (slowest rank)", "pct"))
         note = ("Each rank's mean over repetitions, then reduced over ranks: avg (as OSU), max "
                 "(IMB's t_max), min and median. CV: standard deviation / mean over the "
                 "repetitions of the slowest rank.")
@@ -36,8 +38,8 @@ def transfer_stats(items: list[derive.TransferStats], name: str, title: str) -> 
                 Column("cv", "CV over reps", "pct")]
         note = ("Statistics over repetitions, as OSU prints them (avg, min, max) plus median and "
                 "p95; with several pairs the median pair's value (CV: the largest over pairs).")
-    cols = [Column("run", "run"), Column("test", "test"), Column("bytes", "size", "bytes")] \
-        + cols + [Column("unstable", "flag")]
+    cols = [Column("run", "run"), Column("test", "test"), Column("bytes", "size", "bytes"),
+            Column("reps", "reps", "int")] + cols + [Column("bandwidth", "bandwidth", "Bps"), Column("unstable", "flag")]
     return Table(name, title, cols, rows, note=note + " A size with CV > 5 % is flagged unstable.")
 
 

@@ -36,6 +36,8 @@ struct dtimes {
     double *t_total, *t_local, *t_transpose;   /* [reps] on this rank */
     double med_total, med_local, med_transpose; /* medians over reps of the slowest rank */
     double gflops, transpose_Bps_min;
+    double transpose_share;                     /* med_transpose / med_total */
+    double transpose_Bps;                       /* this rank's bytes_transposed over its median t_transpose */
     int64_t bytes_transposed;                   /* this rank's bytes sent to other ranks in this direction */
 };
 
@@ -180,6 +182,8 @@ static int64_t backward_bytes(const struct wb_fftmpi_layout *l)
 }
 
 /* One direction's medians over reps of the slowest rank, GFLOPS and the transpose's rate. Collective. */
+/* One direction's figures, computed once for the writer and the printer: medians over reps of the
+ * slowest rank, GFLOPS, the transpose's share and rates. Collective. */
 static int summarise(const struct dctx *c, const struct wb_fftmpi_layout *l, struct dtimes *r)
 {
     int reps = c->o->common.reps;
@@ -194,7 +198,9 @@ static int summarise(const struct dctx *c, const struct wb_fftmpi_layout *l, str
     r->med_local = l->dims > 1 ? wb_stats_median(slow + reps, (size_t)reps) : NAN;
     r->med_transpose = l->dims > 1 ? wb_stats_median(slow + 2 * reps, (size_t)reps) : NAN;
     r->gflops = wb_fftmpi_flops(l->kind, l->total) / r->med_total / 1e9;
+    r->transpose_share = r->med_transpose / r->med_total;
     double mine = wb_stats_median(r->t_transpose, (size_t)reps);
+    r->transpose_Bps = l->dims > 1 ? (double)r->bytes_transposed / mine : NAN;
     double bps = l->dims > 1 && mine > 0 && r->bytes_transposed > 0 ? (double)r->bytes_transposed / mine : NAN;
     double neg_min = NAN;
     if (rc == 0)
@@ -256,13 +262,13 @@ static int write_backward(const struct dctx *c, const char *g, const struct wb_f
     int rc = wb_results_attr_f64(res, g, "gflops_backward", b->gflops);
     rc = rc ? rc : wb_results_attr_f64(res, g, "gflops_mean", r->gflops_mean);
     rc = rc ? rc : wb_results_attr_f64(res, g, "t_total_median_backward", b->med_total);
-    rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_share_backward", b->med_transpose / b->med_total);
+    rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_share_backward", b->transpose_share);
     rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_Bps_min_backward", b->transpose_Bps_min);
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_total_backward"), b->t_total, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_local_fft_backward"), b->t_local, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_transpose_backward"), b->t_transpose, reps, "s");
     int64_t sent = b->bytes_transposed;
-    double bps = l->dims > 1 ? (double)sent / wb_stats_median(b->t_transpose, reps) : NAN;
+    double bps = b->transpose_Bps;
     rc = rc ? rc : wb_results_write_per_rank_i64(res, at(p, g, "bytes_transposed_backward"), &sent, 1, "bytes");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "transpose_Bps_backward"), &bps, 1, "bytes/s");
     return rc;
@@ -279,7 +285,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     size_t reps = (size_t)c->o->common.reps;
     int64_t sent = l->bytes_transposed, held = l->local_n;
     const struct dtimes *f = &r->dir[0];
-    double bps = l->dims > 1 ? (double)sent / wb_stats_median(f->t_transpose, reps) : NAN;
+    double bps = f->transpose_Bps;
     int rc = wb_results_group(res, g);
     rc = rc ? rc : wb_results_attr_i64(res, g, "dims", l->dims);
     rc = rc ? rc : wb_results_attr_str(res, g, "shape", shape);
@@ -294,7 +300,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_attr_f64(res, g, "gflops", f->gflops);
     rc = rc ? rc : wb_results_attr_f64(res, g, "flops", wb_fftmpi_flops(l->kind, l->total));
     rc = rc ? rc : wb_results_attr_f64(res, g, "t_total_median", f->med_total);
-    rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_share", f->med_transpose / f->med_total);
+    rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_share", f->transpose_share);
     rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_Bps_min", f->transpose_Bps_min);
     rc = rc ? rc : wb_results_attr_str(res, g, "method", l->dims == 1 ? "fftw_mpi_plan_dft_1d"
                                                       : "local FFTW plans + fftw_mpi_plan_many_transpose");
@@ -334,6 +340,7 @@ static void print_row(int point, int direction, const struct wb_fftmpi_layout *l
         mean.med_local = 0.5 * (f->med_local + b->med_local);
         mean.med_transpose = 0.5 * (f->med_transpose + b->med_transpose);
         mean.gflops = r->gflops_mean;
+        mean.transpose_share = mean.med_transpose / mean.med_total;
         mean.transpose_Bps_min = fmin(f->transpose_Bps_min, b->transpose_Bps_min);
     }
     const struct dtimes *rows[3] = {f, b, &mean};
@@ -345,7 +352,7 @@ static void print_row(int point, int direction, const struct wb_fftmpi_layout *l
         const struct dtimes *t = rows[i];
         wb_report_printf("%-6d %-14s %-4s %-6s %-4s %5d %10.3f %10.3f %10.3f %7.1f %8.3f %10.1f %s\n", point, shape,
                          kinds[l->kind], precs[l->precision], names[i], nranks, t->med_total * 1e3,
-                         t->med_local * 1e3, t->med_transpose * 1e3, 100 * t->med_transpose / t->med_total,
+                         t->med_local * 1e3, t->med_transpose * 1e3, 100 * t->transpose_share,
                          t->gflops, t->transpose_Bps_min / 1e6, r->passed ? "ok" : "FAILED");
     }
 }

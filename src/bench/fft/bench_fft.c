@@ -279,7 +279,13 @@ static int write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point
     pr->m.tm = pr->tm;
     pr->m.alone = pr->alone;
     int rc = wb_power_point_take(&pr->m.energy, c->paired ? &pr->m.energy_alone : NULL);
-    rc = rc ? rc : wb_comm_agree(wb_fftb_write_point(c, id, p, &pr->l, &pr->rq, &pr->m, v));
+    struct wb_fftb_figures fg = {0};
+    rc = rc ? rc : wb_fftb_figures_compute(&fg, c, id, p, &pr->l, &pr->rq, &pr->m, v);
+    rc = rc ? rc : wb_comm_agree(wb_fftb_write_point(c, &pr->l, &pr->rq, &pr->m, v, &fg));
+    /* Printed once on disk, so a kill or a full disk never loses a point that was shown. */
+    if (rc == 0)
+        wb_fftb_print_row(c, &fg);
+    wb_fftb_figures_free(&fg);
     wb_result_energy_free(&pr->m.energy);
     wb_result_energy_free(&pr->m.energy_alone);
     double shortest = INFINITY;

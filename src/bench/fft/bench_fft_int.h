@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/stats.h"
 #include "io/results.h"
 #include "par/comm.h"
 
@@ -81,7 +82,6 @@ struct wb_fftb_pipe {
     int nev, ev_cap;
     const char *res;              /* root: the results of the last repetition */
     int64_t res_bytes;
-    char link_line[320];          /* root: the point's link line, printed under its row */
 };
 
 struct wb_fftb_ctx {
@@ -277,32 +277,58 @@ int wb_fftb_verify_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, 
 /* Root: the largest relative difference between two result buffers of layout l, unit by unit. */
 double wb_fftb_results_diff(const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const char *a, const char *b);
 
-/* bench_fft_write.c: the point's whole group in the result file, flushed, then its table row
- * (bench_fft_print.c). Collective. */
-int wb_fftb_write_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
-                        const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
-                        const struct wb_fftb_verdict *v);
-
-/* bench_fft_print.c: the table on stdout; rank 0 prints, from figures the writer found. */
-
-/* The figures of one point's row. */
-struct wb_fftb_row {
+/* bench_fft_figures.c: every figure of one point, computed once; the writer stores them and the
+ * printer prints them. Arrays are [reps]; "every rank" where every rank holds them, else the root's
+ * are the ones that count (t_total is the root's). */
+struct wb_fftb_figures {
     int id;
     const char *scenario;
     int nfiles;
-    double seconds;               /* mean length of the request's files */
-    int64_t audio_bytes;
-    double t_fft_s;               /* median of the longest rank's transforms */
-    double slow_s[3];             /* medians of the slowest rank's distribute, compute, gather */
-    double over_s;                /* median of t_total - (slowest distribute + compute + gather) */
-    double total_flops;
+    double seconds;               /* mean length of the request's files (root) */
+    int64_t audio_bytes;          /* root */
+    int reps;
+    int64_t sent_bytes;           /* every rank: samples sent to the ranks, summed */
+    int64_t batch;                /* every rank: the largest STFT batch any rank chose */
+    int64_t *slowest_rank;        /* every rank: the rank with the largest t_distribute + t_compute +
+                                   * t_gather in each repetition, the lowest on a tie */
+    double *slow_s;               /* every rank, [3][reps]: that rank's distribute, compute, gather */
+    double *over_s;               /* t_total minus that rank's three phases: negative only when they overlap */
+    double *overlap;              /* that rank's three phases over t_total */
+    double med_slow_s[3], med_over_s, med_overlap; /* their medians over repetitions */
+    double med_total_s, med_read_s;
+    double med_fft_s;             /* every rank: median of the longest rank's t_fft */
+    double total_flops;           /* every rank: the sum of every rank's flops */
+    double kbps;                  /* audio_bytes / 1000 / med_total_s */
+    double gflops;                /* total_flops / med_fft_s / 1e9 */
+    double rank_kbps;             /* this rank's share of the audio over its median busy time */
+    double *rates;                /* root [nranks]: every rank's rank_kbps */
+    double *cpu_share;            /* this rank's CPU time over its wall time */
+    double *alone_cpu_share;      /* the same for rank 0's paired runs alone (NaN without them) */
+    int64_t link_out_bytes, link_in_bytes; /* root: bytes of one request across the head node's link */
+    double link_rate_Bps, link_bound_s, link_use;
+    int paired;                   /* root, --paired-baseline: the next two are set */
+    double alone_med_s;           /* rank 0 alone, median t_total */
+    struct wb_stats speedup;      /* the pairs' speedups */
     int passed;
-    const double *rates;          /* [nranks] kB/s of every rank, or NULL */
 };
-/* The row (t_read and t_total are m's medians; col is scratch of m->reps), the paired-baseline line,
- * the per-rank rates and the link line under it. */
-void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w, const struct wb_fftb_measured *m,
-                       double *col);
+/* Collective: fg from what this rank measured (m) and the verdict; free with wb_fftb_figures_free
+ * (also after an error). 0 or an error, agreed on every rank. */
+int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, int id,
+                            const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
+                            const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
+                            const struct wb_fftb_verdict *v);
+void wb_fftb_figures_free(struct wb_fftb_figures *fg);
+
+/* bench_fft_write.c: the point's whole group in the result file: what m and v hold as measured, and
+ * fg's figures; flushed. Collective. */
+int wb_fftb_write_point(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, const struct wb_fftb_request *rq,
+                        const struct wb_fftb_measured *m, const struct wb_fftb_verdict *v,
+                        const struct wb_fftb_figures *fg);
+
+/* bench_fft_print.c: the table on stdout; rank 0 prints fg's figures. */
+
+/* The point's row, the paired-baseline line, the per-rank rates, and the link line under it. */
+void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_figures *fg);
 /* The table header. */
 void wb_fftb_print_header(const struct wb_fftb_ctx *c);
 

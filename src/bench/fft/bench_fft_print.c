@@ -1,57 +1,60 @@
 /* The fft table on stdout (rank 0): the header with what the run is, and each point's row with the
- * lines under it; the figures come from the writer, which put them in the file first. */
+ * lines under it, from the figures bench_fft_figures.c computed (and the writer stored first). */
+#include <math.h>
 #include <stdio.h>
 
 #include "bench/fft/bench_fft_int.h"
 #include "bench/fft/options_fft.h"
 #include "bench/options.h"
 #include "core/report.h"
-#include "core/stats.h"
 #include "fftw/fft.h"
 
-/* Root, --paired-baseline: the speedup of every pair (rank 0 alone over the cluster, each pair measured
- * back to back), as its median with min and max. */
-static void print_paired(const struct wb_fftb_measured *m, double *col)
+/* The line under a row whose t_over is negative: the slowest rank's phases overlapped, which the
+ * pipelined and dynamic schedules do on purpose. */
+static void print_overlap(const struct wb_fftb_figures *fg)
 {
-    if (!m->alone || !wb_report_enabled())
-        return;
-    int reps = m->reps;
-    for (int r = 0; r < reps; r++)
-        col[r] = m->alone[r].t_total_s / m->tm[r].t_total_s;
-    struct wb_stats st;
-    wb_stats_fill(col, (size_t)reps, &st);
-    for (int r = 0; r < reps; r++)
-        col[r] = m->alone[r].t_total_s;
-    wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
-                     1e3 * wb_stats_median(col, (size_t)reps), st.median, st.min, st.max, reps);
+    if (fg->med_over_s < 0)
+        wb_report_printf("#      t_over < 0: the slowest rank's phases overlap; their sum is %.2f x t_total "
+                         "(median over repetitions)\n", fg->med_overlap);
 }
 
-void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_row *w, const struct wb_fftb_measured *m,
-                       double *col)
+/* The link line: one request's bytes across the head node's link, and their bound at the link's rate. */
+static void print_link(const struct wb_fftb_ctx *c, const struct wb_fftb_figures *fg)
 {
-    int reps = m->reps;
-    for (int r = 0; r < reps; r++)
-        col[r] = m->tm[r].t_total_s;
-    double ttot = wb_stats_median(col, (size_t)reps);
-    for (int r = 0; r < reps; r++)
-        col[r] = m->tm[r].t_read_s;
-    double t_read = wb_stats_median(col, (size_t)reps);
-    double kbps = (double)w->audio_bytes / 1000.0 / ttot, gflops = w->total_flops / w->t_fft_s / 1e9;
+    if (c->baseline)
+        return;
+    if (fg->link_out_bytes == 0 && fg->link_in_bytes == 0)
+        wb_report_printf("#      link: every rank is on the head node; nothing crossed its link\n");
+    else if (isfinite(fg->link_rate_Bps))
+        wb_report_printf("#      link use: %.1f%% of the full-duplex bound (out %.2f MB, in %.2f MB at %.2f MB/s: "
+                         "%.3f s; t_total %.3f s)\n",
+                         100.0 * fg->link_use, (double)fg->link_out_bytes / 1e6, (double)fg->link_in_bytes / 1e6,
+                         fg->link_rate_Bps / 1e6, fg->link_bound_s, fg->med_total_s);
+    else
+        wb_report_printf("#      link: out %.2f MB, in %.2f MB per request; give --link-rate to see its use\n",
+                         (double)fg->link_out_bytes / 1e6, (double)fg->link_in_bytes / 1e6);
+}
+
+void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_figures *fg)
+{
     wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
-                     w->id, w->scenario, w->nfiles, w->seconds, c->nranks, (long long)w->audio_bytes,
-                     1e3 * t_read, 1e3 * w->slow_s[0], 1e3 * w->slow_s[1], 1e3 * w->t_fft_s,
-                     1e3 * w->slow_s[2], 1e3 * w->over_s,
-                     1e3 * ttot, kbps, gflops, w->passed ? "ok" : "FAILED");
-    print_paired(m, col);
-    if (w->rates && c->nranks > 1 && wb_report_enabled()) {
+                     fg->id, fg->scenario, fg->nfiles, fg->seconds, c->nranks, (long long)fg->audio_bytes,
+                     1e3 * fg->med_read_s, 1e3 * fg->med_slow_s[0], 1e3 * fg->med_slow_s[1], 1e3 * fg->med_fft_s,
+                     1e3 * fg->med_slow_s[2], 1e3 * fg->med_over_s, 1e3 * fg->med_total_s, fg->kbps, fg->gflops,
+                     fg->passed ? "ok" : "FAILED");
+    print_overlap(fg);
+    if (fg->paired)
+        wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
+                         1e3 * fg->alone_med_s, fg->speedup.median, fg->speedup.min, fg->speedup.max, fg->reps);
+    if (fg->rates && c->nranks > 1 && wb_report_enabled()) {
         char line[512];
         int len = snprintf(line, sizeof line, "#      kB/s per rank:");
         for (int q = 0; q < c->nranks && len < (int)sizeof line - 32; q++)
-            len += snprintf(line + len, sizeof line - (size_t)len, " %d:%.0f", q, w->rates[q]);
+            len += snprintf(line + len, sizeof line - (size_t)len, " %d:%.0f", q, fg->rates[q]);
         wb_report_printf("%s%s\n", line, len >= (int)sizeof line - 32 ? " ..." : "");
     }
-    if (c->rank == 0 && c->pipe.link_line[0])
-        wb_report_printf("%s", c->pipe.link_line);
+    if (c->rank == 0)
+        print_link(c, fg);
 }
 
 void wb_fftb_print_header(const struct wb_fftb_ctx *c)

@@ -153,160 +153,6 @@ static int cleanup(struct wb_load_ctx *c)
     return c->comm != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&c->comm), "MPI_Comm_free (load)") : 0;
 }
 
-/* Counts, rates and latency percentiles; fails loudly if the requests do not add up. */
-static int step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct wb_load_stats *st)
-{
-    const struct wb_load_opts *t = c->t;
-    memset(st, 0, sizeof *st);
-    st->index = s->index;
-    st->load = s->load;
-    st->clients = s->clients;
-    st->rate_rps = s->rate_rps;
-    st->timed_out = s->timed_out;
-    st->mismatches = s->verify_mismatches;
-    st->t_end_s = s->t_end_s;
-    st->submitted = s->nrecs;
-    for (int64_t i = 0; i < s->nrecs; i++) {
-        int status = s->recs[i].status;
-        st->done += status == WB_LOAD_DONE;
-        st->rejected += status == WB_LOAD_REJECTED;
-        st->unfinished += status == WB_LOAD_UNFINISHED;
-    }
-    if (st->done + st->rejected + st->unfinished != st->submitted)
-        return wb_error_set(WB_EVERIFY, "load step s%03d: accounting: done %lld + rejected %lld + unfinished %lld "
-                                        "!= submitted %lld", s->index, (long long)st->done, (long long)st->rejected,
-                            (long long)st->unfinished, (long long)st->submitted);
-    /* Statistics leave the warm-up out, unless it would leave nothing. */
-    double w0 = t->warmup_s, w1 = s->duration_s > 0 ? s->duration_s : s->t_last_submit_s;
-    if (w1 - w0 <= 0)
-        w0 = 0;
-    double *lat = malloc((size_t)(s->nrecs > 0 ? s->nrecs : 1) * sizeof *lat);
-    if (!lat)
-        return wb_error_set(WB_ENOMEM, "out of memory for latencies");
-    double sum = 0;
-    for (int64_t i = 0; i < s->nrecs; i++) {
-        const struct wb_load_rec *r = &s->recs[i];
-        if (r->status == WB_LOAD_DONE && r->t_done >= w0 && r->t_done <= w1)
-            st->done_in_window++;
-        if (r->t_submit < w0)
-            continue;
-        st->measured++;
-        if (r->status == WB_LOAD_DONE) {
-            lat[st->measured_done++] = r->t_done - r->t_submit;
-            sum += r->t_done - r->t_submit;
-        }
-    }
-    size_t nlat = (size_t)st->measured_done;
-    st->p50_s = wb_stats_quantile(lat, nlat, 0.50);
-    st->p95_s = wb_stats_quantile(lat, nlat, 0.95);
-    st->p99_s = wb_stats_quantile(lat, nlat, 0.99);
-    st->max_s = wb_stats_quantile(lat, nlat, 1.0);
-    st->mean_s = st->measured_done ? sum / (double)st->measured_done : NAN;
-    free(lat);
-    st->window_start_s = w0;
-    st->window_end_s = w1;
-    /* Both rates count events inside the same window: steady-state throughput, not the drain after it. */
-    st->submitted_rps = w1 > w0 ? (double)st->measured / (w1 - w0) : NAN;
-    st->completed_rps = w1 > w0 ? (double)st->done_in_window / (w1 - w0) : NAN;
-    st->offered_rps = wb_load_closed_loop(t) ? st->submitted_rps : s->rate_rps;
-    return 0;
-}
-
-static void fmt_load(const struct wb_load_opts *t, double load, char *out, size_t cap)
-{
-    if (wb_load_closed_loop(t))
-        snprintf(out, cap, "%.0f client%s", load, load == 1 ? "" : "s");
-    else
-        snprintf(out, cap, "%g req/s offered", load);
-}
-
-/* Pass or fail against the SLO; a closed-loop step is also compared with the nearest lower load run so far. */
-static void evaluate(const struct wb_load_opts *t, struct wb_load_stats *st, const struct wb_load_stats *prev, int nprev)
-{
-    double slo_s = t->slo_ms * 1e-3;
-    st->reason = WB_LOAD_R_NONE;
-    st->detail[0] = '\0';
-    if (st->rejected > 0) {
-        st->reason = WB_LOAD_R_REJECTIONS;
-        snprintf(st->detail, sizeof st->detail, "%lld of %lld rejected", (long long)st->rejected,
-                 (long long)st->submitted);
-    } else if (st->timed_out || st->unfinished > 0) {
-        st->reason = WB_LOAD_R_LATENCY;
-        snprintf(st->detail, sizeof st->detail, "%s%lld unfinished", st->timed_out ? "step timed out, " : "",
-                 (long long)st->unfinished);
-    } else if (st->measured_done > 0 && st->p95_s > slo_s) {
-        st->reason = WB_LOAD_R_LATENCY;
-        snprintf(st->detail, sizeof st->detail, "p95 %.1f ms > SLO %g ms", st->p95_s * 1e3, t->slo_ms);
-    } else if (!wb_load_closed_loop(t)) {
-        /* A shortfall counts when it is over 10% and over two standard deviations of the arrival count,
-         * so that a short step's Poisson noise does not fail it. */
-        double n = (double)st->measured, shortfall = n - (double)st->done_in_window;
-        if (n > 0 && shortfall > fmax(0.1 * n, 2 * sqrt(n))) {
-            st->reason = WB_LOAD_R_THROUGHPUT;
-            snprintf(st->detail, sizeof st->detail, "completed %.2f/s, %.0f%% short of the %.2f/s submitted",
-                     st->completed_rps, 100 * shortfall / n, st->submitted_rps);
-        }
-    } else {
-        const struct wb_load_stats *ref = NULL;
-        for (int i = 0; i < nprev; i++)
-            if (prev[i].load < st->load && (!ref || prev[i].load > ref->load))
-                ref = &prev[i];
-        if (ref && ref->completed_rps > 0) {
-            double load_gain = st->load / ref->load - 1, tput_gain = st->completed_rps / ref->completed_rps - 1;
-            /* Less than a quarter of the proportional gain: the clients are only queueing. */
-            if (tput_gain < 0.25 * load_gain) {
-                st->reason = WB_LOAD_R_THROUGHPUT;
-                snprintf(st->detail, sizeof st->detail, "completed/s %+.0f%% while clients %+.0f%% (vs %.0f)",
-                         100 * tput_gain, 100 * load_gain, ref->load);
-            }
-        }
-    }
-    st->pass = st->reason == WB_LOAD_R_NONE;
-}
-
-static void ms(char *out, size_t cap, double s)
-{
-    if (isnan(s))
-        snprintf(out, cap, "%9s", "-");
-    else
-        snprintf(out, cap, "%9.1f", s * 1e3);
-}
-
-static void print_header(const struct wb_load_ctx *c)
-{
-    const struct wb_load_opts *t = c->t;
-    char source[128];
-    if (c->nclient_ranks > 0)
-        snprintf(source, sizeof source, "%d client rank%s (%d-%d) send requests over MPI", c->nclient_ranks,
-                 c->nclient_ranks == 1 ? "" : "s", c->first_client_rank, c->nranks - 1);
-    else
-        snprintf(source, sizeof source, "the head makes the requests itself");
-    wb_report_printf("# load: %s loop; head rank 0, %d worker%s (1-%d), %s\n", wb_load_closed_loop(t) ? "closed" : "open",
-                     c->nworkers, c->nworkers == 1 ? "" : "s", c->nworkers, source);
-    wb_report_printf("# request: %d x %g s at %d Hz (%lld bytes, %s), frame %d hop %d, %s; dispatch %s, queue %lld, "
-                     "SLO p95 %g ms%s\n", t->files_per_request, t->seconds, WB_LOAD_RATE_HZ,
-                     (long long)c->req_bytes, wb_fft_precision_names[t->precision], WB_LOAD_FRAME,
-                     WB_LOAD_HOP, wb_fft_result_names[t->result],
-                     wb_load_dispatch_names[t->dispatch], (long long)t->queue_limit,
-                     t->slo_ms, t->ramp ? ", ramp" : "");
-    wb_report_printf("# %-5s %8s %10s %12s %9s %8s %10s %9s %9s %9s %9s  %s\n", "step",
-                     wb_load_closed_loop(t) ? "clients" : "rate/s", "offered/s", "completed/s", "submitted", "rejected",
-                     "unfinished", "p50_ms", "p95_ms", "p99_ms", "max_ms", "verdict");
-}
-
-static void print_row(const struct wb_load_opts *t, const struct wb_load_stats *st)
-{
-    char p50[16], p95[16], p99[16], mx[16];
-    ms(p50, sizeof p50, st->p50_s);
-    ms(p95, sizeof p95, st->p95_s);
-    ms(p99, sizeof p99, st->p99_s);
-    ms(mx, sizeof mx, st->max_s);
-    wb_report_printf("  s%03d  %8.*f %10.2f %12.2f %9lld %8lld %10lld %s %s %s %s  %s%s%s\n", st->index,
-                     wb_load_closed_loop(t) ? 0 : 2, st->load, st->offered_rps, st->completed_rps, (long long)st->submitted,
-                     (long long)st->rejected, (long long)st->unfinished, p50, p95, p99, mx,
-                     st->pass ? "ok" : wb_load_reason_names[st->reason], st->pass ? "" : ": ", st->detail);
-}
-
 /* The ramp and the list: which load comes next, decided on rank 0. */
 struct plan {
     int ramp, nlist, next_list;
@@ -359,43 +205,6 @@ static int next_load(const struct wb_load_opts *t, struct plan *p, const struct 
     return 1;
 }
 
-/* Saturation: the highest passing load below the lowest failing one. */
-static void summarize(const struct wb_load_stats *st, int n, int *sat, int *first_fail)
-{
-    *sat = *first_fail = -1;
-    for (int i = 0; i < n; i++)
-        if (!st[i].pass && (*first_fail < 0 || st[i].load < st[*first_fail].load))
-            *first_fail = i;
-    for (int i = 0; i < n; i++)
-        if (st[i].pass && (*first_fail < 0 || st[i].load < st[*first_fail].load) &&
-            (*sat < 0 || st[i].load > st[*sat].load))
-            *sat = i;
-}
-
-static void print_summary(const struct wb_load_opts *t, const struct wb_load_stats *st, int sat, int ff,
-                          const char *stop_reason)
-{
-    char a[64], b[64];
-    if (sat >= 0) {
-        fmt_load(t, st[sat].load, a, sizeof a);
-        if (ff >= 0) {
-            fmt_load(t, st[ff].load, b, sizeof b);
-            wb_report_printf("saturation: %.2f req/s at %s (p95 %.1f ms); first failure at %s, %.2f req/s: %s (%s)\n",
-                             st[sat].offered_rps, a, st[sat].p95_s * 1e3, b, st[ff].offered_rps,
-                             wb_load_reason_names[st[ff].reason], st[ff].detail);
-        } else {
-            wb_report_printf("saturation: not reached; every load passed, the highest %s, %.2f req/s (p95 %.1f ms); "
-                             "stopped: %s\n", a, st[sat].offered_rps, st[sat].p95_s * 1e3, stop_reason);
-        }
-    } else if (ff >= 0) {
-        fmt_load(t, st[ff].load, b, sizeof b);
-        wb_report_printf("saturation: none; the lowest load, %s at %.2f req/s, already fails: %s (%s)\n", b,
-                         st[ff].offered_rps, wb_load_reason_names[st[ff].reason], st[ff].detail);
-    } else {
-        wb_report_printf("saturation: no step ran\n");
-    }
-}
-
 static void free_recs(struct wb_load_step *s)
 {
     free(s->recs);
@@ -441,7 +250,7 @@ static int load_begin(struct wb_load_ctx *c, const struct wb_options *o)
         cleanup(c);
         return rc;
     }
-    print_header(c);
+    wb_load_print_header(c);
     return 0;
 }
 
@@ -506,8 +315,8 @@ static int load_end(struct wb_results *res, const struct wb_options *o, const st
     int sat = -1, ff = -1;
     char stop_reason[32];
     if (c->rank == 0) {
-        summarize(stats, nsteps, &sat, &ff);
-        print_summary(t, stats, sat, ff, p->stop_reason);
+        wb_load_saturation(stats, nsteps, &sat, &ff);
+        wb_load_print_summary(t, stats, sat, ff, p->stop_reason);
     }
     snprintf(stop_reason, sizeof stop_reason, "%s", p->stop_reason);
     int rc = wb_load_write_summary(res, t, stats, nsteps, sat, ff, stop_reason, t->ramp);
@@ -523,10 +332,10 @@ static int keep_stopped_step(struct wb_load_ctx *c, struct wb_results *res, stru
                              struct wb_load_stats *stats, int nsteps)
 {
     struct wb_load_stats *st = &stats[nsteps];
-    int rc = step_stats(c, s, st);
+    int rc = wb_load_step_stats(c, s, st);
     if (rc == 0) {
-        evaluate(c->t, st, stats, nsteps);
-        print_row(c->t, st);
+        wb_load_evaluate(c->t, st, stats, nsteps);
+        wb_load_print_row(c->t, st);
         rc = wb_load_write_step_alone(res, c, s, st);
     }
     char why[768] = "";
@@ -586,10 +395,10 @@ int wb_bench_load_run(const struct wb_options *o, struct wb_results *res)
         memset(st, 0, sizeof *st);
         int src = 0;
         if (c.rank == 0) {
-            src = step_stats(&c, &s, st);
-            evaluate(t, st, stats, nsteps);
+            src = wb_load_step_stats(&c, &s, st);
+            wb_load_evaluate(t, st, stats, nsteps);
             if (src == 0)
-                print_row(t, st);
+                wb_load_print_row(t, st);
         }
         rc = wb_netstat_end(&net, res != NULL, &s.net);
         rc = rc ? rc : wb_power_point_take(&s.energy, NULL);

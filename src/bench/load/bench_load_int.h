@@ -218,6 +218,22 @@ struct wb_results;
 struct wb_load_ctx;
 struct wb_load_step;
 
+/* bench_load_figures.c: a step's figures, on the head. Local. */
+/* Counts, rates and latency percentiles of step s into st; WB_EVERIFY when the requests do not add up. */
+int wb_load_step_stats(const struct wb_load_ctx *c, const struct wb_load_step *s, struct wb_load_stats *st);
+/* Pass or fail against the SLO; a closed-loop step is also compared with the nearest lower load of prev[nprev]. */
+void wb_load_evaluate(const struct wb_load_opts *t, struct wb_load_stats *st, const struct wb_load_stats *prev, int nprev);
+/* Saturation over st[n]: the highest passing load below the lowest failing one (*sat), and that one
+ * (*first_fail); -1 where there is none. */
+void wb_load_saturation(const struct wb_load_stats *st, int n, int *sat, int *first_fail);
+
+/* bench_load_print.c: the table on stdout, rank 0. */
+void wb_load_print_header(const struct wb_load_ctx *c);
+void wb_load_print_row(const struct wb_load_opts *t, const struct wb_load_stats *st);
+/* The saturation line, from wb_load_saturation's sat and ff. */
+void wb_load_print_summary(const struct wb_load_opts *t, const struct wb_load_stats *st, int sat, int ff,
+                           const char *stop_reason);
+
 /* bench_load_write.c. Collective: step s's attributes and records under /load/sNNN, then a flush. */
 int wb_load_write_step(struct wb_results *res, const struct wb_load_ctx *c, const struct wb_load_step *s,
                        const struct wb_load_stats *st);

@@ -127,11 +127,15 @@ int wb_transfer_summarize(const struct wb_transfer_run *r, const struct wb_trans
                           struct wb_transfer_summary *sm);
 /* Frees the summary's arrays. */
 void wb_transfer_summary_free(struct wb_transfer_summary *sm);
+
+/* bench_transfer_write.c: the result file, from the summary and the samples. */
 /* Writes /transfer/<test>/, the link maps and their attributes. Collective. */
 int wb_transfer_write_test(struct wb_transfer_run *r, const struct wb_transfer_test_run *tr,
                            const struct wb_transfer_summary *sm);
 /* Writes the /transfer attributes (budget, estimate, cuts, elapsed). Collective. */
 int wb_transfer_write_run(struct wb_transfer_run *r);
+
+/* bench_transfer_stats.c */
 /* Median of the off-diagonal entries of m [n, n] that involve rank `who` (by_node: node `who`
  * against the others). Local. */
 double wb_transfer_map_median(const double *m, int n, int who, const int *node, int by_node);

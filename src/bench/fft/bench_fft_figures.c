@@ -1,0 +1,176 @@
+/* The figures of one fft point, computed once from what every rank measured: the slowest rank and
+ * what its phases leave of t_total, the medians, flops and rates, the link's use and the paired
+ * speedup. The writer stores them and the printer prints them; neither computes one. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/fft/bench_fft_int.h"
+#include "bench/fft/options_fft.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "par/comm.h"
+
+/* Collective: per repetition the slowest rank, the one with the largest t_distribute + t_compute +
+ * t_gather (the lowest such rank on a tie), and its three phases, on every rank. One rank's phases
+ * follow one another, so with t_total they make one consistent repetition. */
+static int slowest_rank(struct wb_fftb_figures *fg, const struct wb_fftb_measured *m, int rank, double *col)
+{
+    int reps = m->reps;
+    const struct wb_fftb_timing *tm = m->tm;
+    for (int r = 0; r < reps; r++)
+        col[r] = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s;
+    int rc = wb_comm_max_f64_n(col, (size_t)reps);
+    /* The lowest rank among those with the largest sum: the largest -rank. */
+    for (int r = 0; r < reps; r++)
+        fg->over_s[r] = tm[r].t_dist_s + tm[r].t_comp_s + tm[r].t_gather_s == col[r] ? -(double)rank : -INFINITY;
+    int src = rc ? rc : wb_comm_max_f64_n(fg->over_s, (size_t)reps);
+    for (int r = 0; r < reps; r++) {
+        fg->slowest_rank[r] = (int64_t)-fg->over_s[r];
+        int mine = fg->slowest_rank[r] == rank;
+        fg->slow_s[r] = mine ? tm[r].t_dist_s : -INFINITY;
+        fg->slow_s[reps + r] = mine ? tm[r].t_comp_s : -INFINITY;
+        fg->slow_s[2 * reps + r] = mine ? tm[r].t_gather_s : -INFINITY;
+    }
+    int mrc = src ? src : wb_comm_max_f64_n(fg->slow_s, (size_t)reps * 3);
+    return rc ? rc : src ? src : mrc;
+}
+
+/* Root: per repetition what the slowest rank's phases leave of t_total (negative only when they
+ * overlap), and their sum over t_total (the overlap: 1 when they follow one another); the medians. */
+static void overhead(struct wb_fftb_figures *fg, const struct wb_fftb_measured *m)
+{
+    int reps = m->reps;
+    for (int r = 0; r < reps; r++) {
+        double sum = fg->slow_s[r] + fg->slow_s[reps + r] + fg->slow_s[2 * reps + r], total = m->tm[r].t_total_s;
+        fg->overlap[r] = sum / total;
+        fg->over_s[r] = total - sum;
+    }
+    fg->med_over_s = wb_stats_median(fg->over_s, (size_t)reps);
+    fg->med_overlap = wb_stats_median(fg->overlap, (size_t)reps);
+    for (int k = 0; k < 3; k++)
+        fg->med_slow_s[k] = wb_stats_median(fg->slow_s + (size_t)k * (size_t)reps, (size_t)reps);
+}
+
+/* Collective: the medians of t_read, t_total and the longest rank's t_fft; flops; every rank's rate. */
+static int medians_and_rates(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
+                             const struct wb_fftb_measured *m, double *col)
+{
+    int reps = m->reps;
+    for (int r = 0; r < reps; r++)
+        col[r] = m->tm[r].t_total_s;
+    fg->med_total_s = wb_stats_median(col, (size_t)reps);
+    for (int r = 0; r < reps; r++)
+        col[r] = m->tm[r].t_read_s;
+    fg->med_read_s = wb_stats_median(col, (size_t)reps);
+    for (int r = 0; r < reps; r++)
+        col[r] = m->tm[r].t_fft_s;
+    int rc = wb_comm_max_f64_n(col, (size_t)reps);
+    fg->med_fft_s = wb_stats_median(col, (size_t)reps);
+    int frc = wb_comm_sum_f64(m->flops, &fg->total_flops);
+    rc = rc ? rc : frc;
+    fg->kbps = (double)fg->audio_bytes / 1000.0 / fg->med_total_s;
+    fg->gflops = fg->total_flops / fg->med_fft_s / 1e9;
+    /* A rank's own rate: its share of the audio over its median distribute + compute + gather. */
+    int64_t audio_bytes = fg->audio_bytes;
+    int brc = wb_comm_bcast(&audio_bytes, sizeof audio_bytes, 0);
+    rc = rc ? rc : brc;
+    for (int r = 0; r < reps; r++)
+        col[r] = m->tm[r].t_dist_s + m->tm[r].t_comp_s + m->tm[r].t_gather_s;
+    double busy_s = wb_stats_median(col, (size_t)reps);
+    fg->rank_kbps = l->nunits && m->units ? (double)audio_bytes * (double)m->units / (double)l->nunits / 1000.0 / busy_s
+                                         : 0.0;
+    int grc = wb_comm_gather_f64(fg->rank_kbps, fg->rates);
+    return rc ? rc : grc;
+}
+
+/* Collective: bytes of one request that crossed the head node's link (samples out to ranks on other
+ * nodes, their results in), summed on rank 0, and that traffic's bound at the link's rate. */
+static int link(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m)
+{
+    const int *node = wb_comm_node_map(NULL);
+    int away = node[c->rank] != node[0];
+    int rc = wb_comm_sum_i64(away ? m->bytes_in : 0, &fg->link_out_bytes);
+    rc = rc ? rc : wb_comm_sum_i64(away ? m->bytes_out : 0, &fg->link_in_bytes);
+    fg->link_rate_Bps = c->f->link_rate_Bps;
+    int64_t most = fg->link_out_bytes > fg->link_in_bytes ? fg->link_out_bytes : fg->link_in_bytes;
+    fg->link_bound_s = (double)most / fg->link_rate_Bps;
+    fg->link_use = fg->link_bound_s / fg->med_total_s;
+    return rc;
+}
+
+/* Root, --paired-baseline: every pair's speedup (rank 0 alone over the cluster, measured back to back)
+ * and rank 0's median time alone. */
+static void paired(struct wb_fftb_figures *fg, const struct wb_fftb_measured *m, double *col)
+{
+    if (!m->alone)
+        return;
+    int reps = m->reps;
+    fg->paired = 1;
+    for (int r = 0; r < reps; r++)
+        col[r] = m->alone[r].t_total_s / m->tm[r].t_total_s;
+    wb_stats_fill(col, (size_t)reps, &fg->speedup);
+    for (int r = 0; r < reps; r++)
+        col[r] = m->alone[r].t_total_s;
+    fg->alone_med_s = wb_stats_median(col, (size_t)reps);
+}
+
+/* Each rank's CPU share of its part of a repetition: below 1 when the core was shared or the
+ * hypervisor took it (steal), which the wall times alone cannot tell from slow code. */
+static void cpu_shares(struct wb_fftb_figures *fg, const struct wb_fftb_measured *m)
+{
+    for (int r = 0; r < m->reps; r++) {
+        fg->cpu_share[r] = m->tm[r].t_wall_s > 0 ? m->tm[r].t_cpu_s / m->tm[r].t_wall_s : NAN;
+        const struct wb_fftb_timing *a = m->alone ? &m->alone[r] : NULL;
+        fg->alone_cpu_share[r] = !a ? NAN : a->t_wall_s > 0 ? a->t_cpu_s / a->t_wall_s : NAN;
+    }
+}
+
+int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, int id,
+                            const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
+                            const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
+                            const struct wb_fftb_verdict *v)
+{
+    int reps = m->reps;
+    size_t n = (size_t)(reps ? reps : 1);
+    *fg = (struct wb_fftb_figures){.id = id, .scenario = p->scenario, .nfiles = p->nfiles,
+                                   .seconds = m->seconds_per_file, .audio_bytes = rq->audio_bytes,
+                                   .reps = reps, .passed = v->passed};
+    fg->slowest_rank = malloc(n * sizeof *fg->slowest_rank);
+    fg->slow_s = malloc(3 * n * sizeof *fg->slow_s);
+    fg->over_s = malloc(n * sizeof *fg->over_s);
+    fg->overlap = malloc(n * sizeof *fg->overlap);
+    fg->cpu_share = malloc(n * sizeof *fg->cpu_share);
+    fg->alone_cpu_share = malloc(n * sizeof *fg->alone_cpu_share);
+    fg->rates = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *fg->rates) : NULL;
+    double *col = malloc(n * sizeof *col);
+    int ok = fg->slowest_rank && fg->slow_s && fg->over_s && fg->overlap && fg->cpu_share && fg->alone_cpu_share &&
+             col && (c->rank != 0 || fg->rates);
+    int rc = wb_comm_agree(ok ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
+    if (rc == 0) {
+        int64_t sent;
+        double batch = 0;
+        rc = wb_comm_sum_i64(m->bytes_in, &sent);
+        fg->sent_bytes = sent;
+        /* Each rank times its own batch; the file keeps the largest any rank chose. */
+        rc = rc ? rc : wb_comm_max_f64((double)c->batch, &batch);
+        fg->batch = (int64_t)batch;
+        rc = rc ? rc : medians_and_rates(fg, c, l, m, col);
+        rc = rc ? rc : slowest_rank(fg, m, c->rank, col);
+        if (rc == 0)
+            overhead(fg, m);
+        rc = rc ? rc : link(fg, c, m);
+        cpu_shares(fg, m);
+        if (c->rank == 0)
+            paired(fg, m, col);
+    }
+    free(col);
+    return rc;
+}
+
+void wb_fftb_figures_free(struct wb_fftb_figures *fg)
+{
+    free(fg->slowest_rank), free(fg->slow_s), free(fg->over_s), free(fg->overlap);
+    free(fg->cpu_share), free(fg->alone_cpu_share), free(fg->rates);
+    memset(fg, 0, sizeof *fg);
+}
