@@ -304,7 +304,10 @@ static void run_steps(const struct wb_fftmpi *p, void *const steps[4], int trans
 void wb_fftmpi_forward(struct wb_fftmpi *p, double *t_local_s, double *t_transpose_s)
 {
     if (p->l.dims == 1) {
+        /* FFTW-MPI's 1-D plan transposes inside; its MPI calls are those exchanges. */
+        wb_fftmpi_exchange_arm(1);
         run_plan(p, p->fwd_1d);
+        wb_fftmpi_exchange_arm(0);
         *t_local_s = *t_transpose_s = NAN;
         return;
     }
@@ -317,9 +320,11 @@ void wb_fftmpi_backward(struct wb_fftmpi *p, double *t_local_s, double *t_transp
     double tl = NAN, tt = NAN;
     /* The forward's steps in reverse: a transposed output skips the first transpose back. */
     void *const steps[4] = {p->l.transposed_out ? NULL : p->t_rows, p->b_bwd, p->t_cols, p->a_bwd};
-    if (p->l.dims == 1)
+    if (p->l.dims == 1) {
+        wb_fftmpi_exchange_arm(1);
         run_plan(p, p->bwd_1d);
-    else
+        wb_fftmpi_exchange_arm(0);
+    } else
         run_steps(p, steps, 1, &tl, &tt);
     if (t_local_s)
         *t_local_s = tl;

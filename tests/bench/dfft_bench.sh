@@ -138,10 +138,12 @@ for n in sizes:
 
 print("2. 3-D double: GFLOPS (HPCC's count: 5 N log2 N, r2c half) forward and the mean of both directions")
 print("   (heFFTe's figure), the transpose's share of t_total, and the slowest rank's transpose rate both")
-print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer;")
+print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer,")
+print("   and the same for the exchange alone ('exch/bibw': 2 x exchange_Bps, the MPI calls inside the")
+print("   transposes on the rank that waited least, without the packing around them);")
 print("   'T-out' rows leave the output transposed (FFTW_MPI_TRANSPOSED_OUT, and TRANSPOSED_IN back).")
 print(f"   {'shape':>10} {'kind':>4} {'ranks':>5} {'layout':>6} {'GFLOPS fwd':>10} {'mean':>7} {'transp fwd':>10}"
-      f" {'bwd':>6} {'MB/s/rank':>10} {'bibw MB/s':>10} {'over bibw':>9}")
+      f" {'bwd':>6} {'MB/s/rank':>10} {'bibw MB/s':>10} {'over bibw':>9} {'exch/bibw':>9}")
 for side in sides:
     for np_ in ranks:
         for kind in ("r2c", "c2c"):
@@ -154,7 +156,8 @@ for side in sides:
                 both_ways = 2 * a["transpose_Bps_min"]
                 print(f"   {side:>4}^3     {kind:>4} {np_:>5} {name:>6} {a['gflops']:10.2f} {a['gflops_mean']:7.2f}"
                       f" {100 * a['transpose_share']:9.1f}% {100 * a['transpose_share_backward']:5.1f}%"
-                      f" {a['transpose_Bps_min'] / 1e6:10.1f} {bibw / 1e6:10.1f} {both_ways / bibw:9.2f}")
+                      f" {a['transpose_Bps_min'] / 1e6:10.1f} {bibw / 1e6:10.1f} {both_ways / bibw:9.2f}"
+                      f" {2 * a['exchange_Bps'] / bibw:9.2f}")
 
 if have_mpich:
     print("3. Open MPI vs MPICH on 2 ranks (same source, make MPI=mpich): medians of paired ratios")

@@ -132,6 +132,32 @@ def test_hdf5_contents(tmp_path):
 
 
 @needs_fftw_mpi
+@pytest.mark.parametrize("np_,args", [
+    (2, ["--dims", "3", "--n", "32", "--kind", "r2c"]),
+    (3, ["--dims", "2", "--n", "48", "--kind", "c2c", "--transposed-out"]),
+    (2, ["--dims", "1", "--n", "65536"]),
+])
+def test_the_exchange_inside_the_transposes(tmp_path, np_, args):
+    """The bytes MPI was asked to move inside FFTW-MPI's transposes, counted where the calls are made,
+    equal the bytes the slab layout says each rank sends (and, in 1-D, the model of three transposes);
+    the exchange is part of the transpose, and its rate is that of the rank that waited least."""
+    out = tmp_path / "x.h5"
+    r = run_wb(np_, "dfft", *args, "--direction", "both", "--reps", "3", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        g = f["dfft/p000"]
+        for sfx in ("", "_backward"):
+            assert list(g["bytes_exchanged" + sfx][()]) == list(g["bytes_transposed" + sfx][()]), sfx
+            assert g["bytes_exchanged" + sfx].attrs["units"] == "bytes"
+            tx = g["t_exchange" + sfx][()]
+            assert tx.shape == (3, np_) and np.all(tx > 0), sfx
+            if g.attrs["dims"] > 1:
+                assert np.all(tx <= g["t_transpose" + sfx][()]), sfx
+            expect = g["bytes_exchanged" + sfx][()].max() / np.median(tx.min(axis=1))
+            assert math.isclose(g.attrs["exchange_Bps" + sfx], expect, rel_tol=1e-9), sfx
+
+
+@needs_fftw_mpi
 def test_one_d_has_no_split_and_wisdom_is_saved(tmp_path):
     out, wisdom = tmp_path / "w.h5", tmp_path / "wisdom"
     for _ in range(2):

@@ -34,6 +34,9 @@ struct dctx {
 /* One direction's times on this rank, and its figures agreed over ranks. */
 struct dtimes {
     double *t_total, *t_local, *t_transpose;   /* [reps] on this rank */
+    double *t_exchange;                         /* [reps] on this rank: inside the transposes' MPI calls */
+    int64_t bytes_exchanged;                    /* this rank's bytes sent in those calls, as MPI counted them */
+    double exchange_Bps;                        /* the exchange's own rate (summarise) */
     double med_total, med_local, med_transpose; /* medians over reps of the slowest rank */
     double gflops, transpose_Bps_min;
     double transpose_share;                     /* med_transpose / med_total */
@@ -143,7 +146,9 @@ static int time_reps(const struct dctx *c, struct wb_fftmpi *p, const void *save
                      struct dresult *r)
 {
     int warm = c->o->common.warmup, reps = c->o->common.reps, rc = 0;
-    double start = wb_timer_now_s();
+    double start = wb_timer_now_s(), xs;
+    int64_t xb;
+    wb_fftmpi_exchange_take(&xs, &xb); /* what planning and an earlier point's check exchanged */
     for (int i = 0; rc == 0 && i < warm + reps; i++) {
         memcpy(wb_fftmpi_in(p), saved, (size_t)in_bytes);
         wb_power_rep_begin(WB_POWER_MAIN);
@@ -157,10 +162,13 @@ static int time_reps(const struct dctx *c, struct wb_fftmpi *p, const void *save
                 wb_fftmpi_backward(p, &tl, &tt);
             rc = rc ? rc : wb_comm_barrier();
             double t = wb_timer_now_s() - t0;
+            wb_fftmpi_exchange_take(&xs, &xb);
             if (i >= warm) {
                 r->dir[d].t_total[i - warm] = t;
                 r->dir[d].t_local[i - warm] = tl;
                 r->dir[d].t_transpose[i - warm] = tt;
+                r->dir[d].t_exchange[i - warm] = xs;
+                r->dir[d].bytes_exchanged = xb;
             }
         }
         /* One repetition's energy covers every direction it timed. */
@@ -181,7 +189,27 @@ static int64_t backward_bytes(const struct wb_fftmpi_layout *l)
     return l->mid_count * (l->c0 - l->in_count) * l->c2 * 2 * (int64_t)wb_fft_sample_bytes(l->precision);
 }
 
-/* One direction's medians over reps of the slowest rank, GFLOPS and the transpose's rate. Collective. */
+/* The exchange's own rate: the most bytes a rank sent in the transposes' MPI calls over the median,
+ * across reps, of the shortest time a rank spent in them. A rank that reaches an exchange first
+ * waits there for the others, so the last to arrive, which spends least, times the transfer alone.
+ * Collective. */
+static int exchange_rate(int reps, struct dtimes *r)
+{
+    double *least = malloc((size_t)reps * sizeof *least), most = 0;
+    if (!least)
+        return wb_error_set(WB_ENOMEM, "out of memory");
+    for (int i = 0; i < reps; i++)
+        least[i] = -r->t_exchange[i];
+    int rc = wb_comm_max_f64_n(least, (size_t)reps);
+    for (int i = 0; i < reps; i++)
+        least[i] = -least[i];
+    rc = rc ? rc : wb_comm_max_f64((double)r->bytes_exchanged, &most);
+    double t = rc == 0 ? wb_stats_median(least, (size_t)reps) : NAN;
+    r->exchange_Bps = t > 0 && most > 0 ? most / t : NAN;
+    free(least);
+    return rc;
+}
+
 /* One direction's figures, computed once for the writer and the printer: medians over reps of the
  * slowest rank, GFLOPS, the transpose's share and rates. Collective. */
 static int summarise(const struct dctx *c, const struct wb_fftmpi_layout *l, struct dtimes *r)
@@ -209,7 +237,7 @@ static int summarise(const struct dctx *c, const struct wb_fftmpi_layout *l, str
     if (!isfinite(r->transpose_Bps_min))
         r->transpose_Bps_min = NAN;
     free(slow);
-    return rc;
+    return rc ? rc : exchange_rate(reps, r);
 }
 
 /* The spectrum of the known input and the round trip. Collective. */
@@ -248,6 +276,19 @@ static const char *at(char *buf, const char *g, const char *name)
     return buf;
 }
 
+/* The exchange inside one direction's transposes: each rank's time and bytes, and the rate. Collective. */
+static int write_exchange(const struct dctx *c, const char *g, const char *suffix, const struct dtimes *t)
+{
+    char name[32], p[96];
+    int64_t sent = t->bytes_exchanged;
+    snprintf(name, sizeof name, "exchange_Bps%s", suffix);
+    int rc = wb_results_attr_f64(c->res, g, name, t->exchange_Bps);
+    snprintf(name, sizeof name, "t_exchange%s", suffix);
+    rc = rc ? rc : wb_results_write_per_rank_f64(c->res, at(p, g, name), t->t_exchange, (size_t)c->o->common.reps, "s");
+    snprintf(name, sizeof name, "bytes_exchanged%s", suffix);
+    return rc ? rc : wb_results_write_per_rank_i64(c->res, at(p, g, name), &sent, 1, "bytes");
+}
+
 /* The backward direction's figures and times beside the forward's (suffix _backward), and the mean
  * of both directions. Collective. */
 static int write_backward(const struct dctx *c, const char *g, const struct wb_fftmpi_layout *l,
@@ -267,6 +308,7 @@ static int write_backward(const struct dctx *c, const char *g, const struct wb_f
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_total_backward"), b->t_total, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_local_fft_backward"), b->t_local, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_transpose_backward"), b->t_transpose, reps, "s");
+    rc = rc ? rc : write_exchange(c, g, "_backward", b);
     int64_t sent = b->bytes_transposed;
     double bps = b->transpose_Bps;
     rc = rc ? rc : wb_results_write_per_rank_i64(res, at(p, g, "bytes_transposed_backward"), &sent, 1, "bytes");
@@ -310,6 +352,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_total"), f->t_total, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_local_fft"), f->t_local, reps, "s");
     rc = rc ? rc : wb_results_write_per_rank_f64(res, at(p, g, "t_transpose"), f->t_transpose, reps, "s");
+    rc = rc ? rc : write_exchange(c, g, "", f);
     rc = rc ? rc : write_backward(c, g, l, r);
     rc = rc ? rc : wb_results_write_per_rank_i64(res, at(p, g, "bytes_transposed"), &sent, 1, "bytes");
     rc = rc ? rc : wb_results_write_per_rank_i64(res, at(p, g, "local_n"), &held, 1, "points");
@@ -377,7 +420,8 @@ static int run_point(const struct dctx *c, int point)
         r.dir[d].t_total = calloc((size_t)reps, sizeof(double));
         r.dir[d].t_local = calloc((size_t)reps, sizeof(double));
         r.dir[d].t_transpose = calloc((size_t)reps, sizeof(double));
-        have = have && r.dir[d].t_total && r.dir[d].t_local && r.dir[d].t_transpose;
+        r.dir[d].t_exchange = calloc((size_t)reps, sizeof(double));
+        have = have && r.dir[d].t_total && r.dir[d].t_local && r.dir[d].t_transpose && r.dir[d].t_exchange;
     }
     if (rc == 0 && !have)
         rc = wb_error_set(WB_ENOMEM, "out of memory");
@@ -408,6 +452,7 @@ static int run_point(const struct dctx *c, int point)
         free(r.dir[d].t_total);
         free(r.dir[d].t_local);
         free(r.dir[d].t_transpose);
+        free(r.dir[d].t_exchange);
     }
     return rc;
 }
