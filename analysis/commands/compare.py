@@ -69,6 +69,21 @@ def describe(stats: derive.PointStats) -> str:
     return f"{pt.scenario} {where}, {pt.config}"
 
 
+def plan_notes(a: Run, b: Run, rows: list[Row]) -> list[str]:
+    """A note for each compared point whose FFTW plans differ between the runs (the fftw_plan
+    attribute, stored since files of this version): FFTW_MEASURE and FFTW_PATIENT pick a plan by
+    timing candidates, so two processes may run different algorithms, and the difference between
+    them is then the planner's, not the machine's. Sharing one wisdom file (--wisdom) fixes the plan."""
+    pa = {p.id: p.attrs.get("fftw_plan") for p in a.points}
+    pb = {p.id: p.attrs.get("fftw_plan") for p in b.points}
+    differ = [r.point for r in rows if pa.get(r.id_a) and pb.get(r.id_b) and pa[r.id_a] != pb[r.id_b]]
+    if not differ:
+        return []
+    return [f"{len(differ)} compared point(s) ran different FFTW plans in A and B (first: {differ[0]}): "
+            "the planner timed its candidates anew in each run; run both with one --wisdom FILE to compare "
+            "the machines, not the plans"]
+
+
 def compare_runs(a: Run, b: Run) -> tuple[list[Row], list[str]]:
     """Rows for every usable point the runs share, in A's order, and notes on
     the points left out."""
@@ -89,6 +104,7 @@ def compare_runs(a: Run, b: Run) -> tuple[list[Row], list[str]]:
                         n_a=int(np.isfinite(ta).sum()), n_b=int(np.isfinite(tb).sum()),
                         median_a_s=s.median, median_b_s=other.median, ratio=ratio,
                         ci_low=lo, ci_high=hi))
+    notes += plan_notes(a, b, rows)
     only_a = len(sa) - len(seen)
     only_b = len(sb) - len(seen)
     if only_a or only_b:

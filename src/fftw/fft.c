@@ -110,6 +110,11 @@ static void fill_window(struct wb_fft_kernel *k)
 
 int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k) { return k->batch; }
 
+char *wb_fft_kernel_plan_text(const struct wb_fft_kernel *k)
+{
+    return k->precision == WB_FFT_DOUBLE ? fftw_sprint_plan(k->pd) : fftwf_sprint_plan(k->pf);
+}
+
 static void destroy_plans(struct wb_fft_kernel *k)
 {
     if (k->pf) fftwf_destroy_plan(k->pf);

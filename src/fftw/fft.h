@@ -57,6 +57,10 @@ int64_t wb_fft_batch_for_caches(int64_t frame_bytes, int64_t l1_bytes, int64_t l
 
 /* Frames per block this kernel works in (chosen or given). */
 int64_t wb_fft_kernel_batch(const struct wb_fft_kernel *k);
+/* FFTW's own description of the forward plan (fftw_sprint_plan): which algorithm and codelets its
+ * planner picked. Two runs that print different text ran different transforms. Fresh (free it);
+ * NULL if out of memory. Local. */
+char *wb_fft_kernel_plan_text(const struct wb_fft_kernel *k);
 
 /* Free plans and buffers; sets *k to NULL. Local. */
 void wb_fft_kernel_destroy(struct wb_fft_kernel **k);

@@ -127,3 +127,27 @@ def test_prog_name_from_wb_prog():
         bad = subprocess.run([PYTHON, "-m", module, "--frobnicate"], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=120)
         assert bad.returncode == 2 and bad.stderr.startswith(f"{name}: ")
+
+
+def test_a_different_fftw_plan_is_named(tmp_path):
+    """Two runs of the real program: the same file against itself names no plan; B with another plan
+    in one point (as a second process's FFTW_MEASURE may pick) gets one note naming the cause."""
+    a = tmp_path / "A.h5"
+    r = subprocess.run([str(ROOT / "build" / "wulfbench"), "fft", "--baseline", "--sweep", "files", "--files", "1:2",
+                        "--reps", "2", "--plan", "estimate", "-q", "-o", str(a)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(a) as f:
+        plans = [f[f"fft/{p}"].attrs["fftw_plan"] for p in f["fft"]]
+    assert all(p.startswith("n=4096: (") for p in plans), plans
+    b = tmp_path / "B.h5"
+    b.write_bytes(a.read_bytes())
+    _, notes = compare.compare_runs(open_run(a), open_run(b))
+    assert not any("FFTW plans" in n for n in notes), notes
+    with h5py.File(b, "a") as f:
+        f["fft/p001"].attrs["fftw_plan"] = "n=4096: (rdft2-rank0-tiled)"
+    _, notes = compare.compare_runs(open_run(a), open_run(b))
+    assert [n for n in notes if "FFTW plans" in n] == [
+        "1 compared point(s) ran different FFTW plans in A and B (first: files 2 x 5 s, stft single N=4096): the "
+        "planner timed its candidates anew in each run; run both with one --wisdom FILE to compare the machines, "
+        "not the plans"]

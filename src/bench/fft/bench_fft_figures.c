@@ -2,6 +2,7 @@
  * what its phases leave of t_total, the medians, flops and rates, the link's use and the paired
  * speedup. The writer stores them and the printer prints them; neither computes one. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "bench/fft/options_fft.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "fftw/fft.h"
 #include "par/comm.h"
 
 /* Collective: per repetition the slowest rank, the one with the largest t_distribute + t_compute +
@@ -126,6 +128,29 @@ static void cpu_shares(struct wb_fftb_figures *fg, const struct wb_fftb_measured
     }
 }
 
+/* FFTW's plan of each transform length rank 0 holds a kernel for (it plans every length, and shares
+ * the plans' wisdom with the others), one "n=N: PLAN" line each; NULL if out of memory. */
+static char *plan_text(const struct wb_fftb_ctx *c)
+{
+    size_t len = 1;
+    char *all = calloc(1, 1);
+    for (int i = 0; all && i < c->kern.count; i++) {
+        char *one = wb_fft_kernel_plan_text(c->kern.k[i]), head[48];
+        int h = snprintf(head, sizeof head, "%sn=%lld: ", i ? "\n" : "", (long long)c->kern.n[i]);
+        char *grown = one ? realloc(all, len + (size_t)h + strlen(one)) : NULL;
+        if (grown) {
+            memcpy(grown + len - 1, head, (size_t)h);
+            strcpy(grown + len - 1 + h, one);
+            len += (size_t)h + strlen(one);
+        } else {
+            free(all);
+        }
+        all = grown;
+        free(one);
+    }
+    return all;
+}
+
 int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, int id,
                             const struct wb_fftb_point *p, const struct wb_fftb_layout *l,
                             const struct wb_fftb_request *rq, const struct wb_fftb_measured *m,
@@ -164,6 +189,8 @@ int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx
         if (c->rank == 0)
             paired(fg, m, col);
     }
+    if (rc == 0 && c->rank == 0)
+        fg->plan_text = plan_text(c);
     free(col);
     return rc;
 }
@@ -171,6 +198,6 @@ int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx
 void wb_fftb_figures_free(struct wb_fftb_figures *fg)
 {
     free(fg->slowest_rank), free(fg->slow_s), free(fg->over_s), free(fg->overlap);
-    free(fg->cpu_share), free(fg->alone_cpu_share), free(fg->rates);
+    free(fg->cpu_share), free(fg->alone_cpu_share), free(fg->rates), free(fg->plan_text);
     memset(fg, 0, sizeof *fg);
 }

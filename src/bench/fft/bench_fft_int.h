@@ -310,6 +310,7 @@ struct wb_fftb_figures {
     double alone_med_s;           /* rank 0 alone, median t_total */
     struct wb_stats speedup;      /* the pairs' speedups */
     int passed;
+    char *plan_text;              /* root: FFTW's plan of each transform length, "n=N: PLAN" lines */
 };
 /* Collective: fg from what this rank measured (m) and the verdict; free with wb_fftb_figures_free
  * (also after an error). 0 or an error, agreed on every rank. */

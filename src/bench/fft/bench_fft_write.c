@@ -53,6 +53,7 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_i64(res, g, "reps", w->m->reps);
     wb_results_attr_i64(res, g, "warmup", c->o->common.warmup);
     wb_results_attr_str(res, g, "plan", wb_fft_effort_names[f->plan]);
+    wb_results_attr_str(res, g, "fftw_plan", w->fg->plan_text ? w->fg->plan_text : "");
     wb_results_attr_i64(res, g, "batch", w->fg->batch);
     wb_results_attr_i64(res, g, "root_bytes_estimate", w->m->root_bytes_estimate);
     wb_results_attr_str(res, g, "schedule", wb_schedule_names[f->schedule]);
