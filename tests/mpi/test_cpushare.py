@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,9 @@ import numpy as np
 import pytest
 
 from conftest import BIN, ROOT, MachineLoad, mpi_env, run_wb
+
+sys.path.insert(0, str(ROOT))
+from analysis.derive import cpushare  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 
@@ -87,4 +91,8 @@ def test_a_core_shared_with_a_busy_loop_reads_about_half_and_the_report_says_why
     # The wall time grew by about the share the loop took; the CPU time is still what the code costs.
     assert shared["t_total"] >= 1.4 * alone["t_total"], (alone, shared)
     assert 0.7 <= shared["t_cpu"] / alone["t_cpu"] <= 1.4, (alone, shared)
+    # The report warns below SHARE_WARN: the run alone is told apart when it reached that share. CI saw
+    # 0.87 alone while a qemu build shared the machine and the load check above passed.
+    if alone["cpu_share"] < cpushare.SHARE_WARN:
+        pytest.skip(f"the run alone had {alone['cpu_share']:.2f} of its core (another job took the rest)")
     assert "ran on its core only" not in report_warnings(tmp_path / "a.h5", tmp_path / "alone")

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import FAULTS_BIN, error_lines, run_faults, run_wb
+from conftest import FAULTS_BIN, MachineLoad, error_lines, run_faults, run_wb
 
 TESTS = ["pingpong", "bw", "bibw", "ring", "barrier", "bcast", "scatter", "gather", "allgather",
          "alltoall", "reduce", "allreduce"]
@@ -349,8 +349,13 @@ def test_budget_cuts_repetitions_and_sizes(tmp_path):
 def test_budget_drops_the_largest_sizes_first_then_refuses(tmp_path):
     # 1000 warm-up windows of 2 x 32 MiB take seconds on any machine, and only dropping the size helps;
     # the small sizes fit easily.
-    r = transfer(2, tmp_path / "a.h5", "--tests", "bw", "-m", "1:32M", "-i", "3", "-x", "1000", "--window", "2",
-                 "--time-budget", "1", "--dry-run")
+    with MachineLoad(cores=2) as load:
+        r = transfer(2, tmp_path / "a.h5", "--tests", "bw", "-m", "1:32M", "-i", "3", "-x", "1000", "--window", "2",
+                     "--time-budget", "1", "--dry-run")
+    # The plan is priced from a probe of this machine: with another job on the cores even the smallest
+    # size can cost more than 1 s (CI saw 4.2 s beside a qemu build), and the refusal is then right.
+    if r.returncode == 2 and "is too small" in r.stderr and (why := load.busy()):
+        pytest.skip(f"{why}; {error_lines(r.stderr)[0]}")
     assert r.returncode == 0, r.stdout + r.stderr
     cut = re.search(r"^# cut to fit: (.*)$", r.stdout, re.M)
     assert cut and re.search(r"sizes dropped: bw: 33554432 bytes(; bw: \d+ bytes)*$", cut.group(1)), r.stdout
