@@ -9,7 +9,7 @@
 # including a root that could not be built or a binfmt_misc that cannot run ARM programs.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$repo"
+cd "$repo" || exit 1
 name=tests/arm/run.sh
 PYTHON=${PYTHON:-/usr/bin/python3}
 NP=${NP:-$(nproc 2>/dev/null || echo 2)}
