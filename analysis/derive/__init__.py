@@ -11,7 +11,8 @@ Definitions (also printed in the report):
   compute and FFT over the ranks that compute.
 - overhead = t_total - slowest t_distribute - slowest t_compute - slowest
   t_gather, per repetition.
-- A point is unstable when the CV of t_total exceeds 5 %.
+- A point is unstable when the CV of t_total exceeds 5 %, or when a repetition
+  waited over 1 s outside its window (t_sync: a stall between windows).
 - A straggler is a computing rank whose median t_compute, or whose median
   t_distribute + t_compute + t_gather, exceeds the median over computing ranks
   by more than 20 %.

@@ -138,8 +138,8 @@ def point_stats(run: Run, point: FftPoint) -> PointStats:
         status, usable = "INVALID (verify failed)", False
     elif total.n == 0:
         status, usable = "no data", False
-    elif total.unstable:
-        status = f"unstable (CV {total.cv * 100:.1f} %)"
+    elif total.unstable or stats.stall(point.t_sync):
+        status = f"unstable ({stats.unsteady(samples['total'], point.t_sync)})"
     elif point.verified == -1:
         status = "ok (not verified)"
     else:

@@ -52,15 +52,15 @@ def pingpong_tail(net: records.Net) -> dict[int, float]:
     return out
 
 
-def unstable_points(net: records.Net) -> dict[str, float]:
-    """The fft and dfft points whose t_total spreads past stats.UNSTABLE_CV (the report's unstable
-    points), named as in NodeNet.point, with that CV."""
+def unstable_points(net: records.Net) -> dict[str, str]:
+    """The fft and dfft points the report calls unstable (stats.unsteady: t_total spreads, or a
+    repetition stalled between its windows), named as in NodeNet.point, with the reason."""
     out = {}
     for name, t in net.totals.items():
         t = t.max(axis=1) if t.ndim == 2 else t.ravel()
-        cv = stats.cv(t) if t.size >= 2 else float("nan")
-        if np.isfinite(cv) and cv > stats.UNSTABLE_CV:
-            out[name] = cv
+        why = stats.unsteady(t, net.syncs.get(name))
+        if why:
+            out[name] = why
     return out
 
 
@@ -83,7 +83,7 @@ def warnings(path: Path) -> list[str]:
         line = f"{n.host}: {pct(n.rate)} of segments retransmitted during {n.point}"
         line += f" ({n.retrans} of {n.sent})"
         if n.rate <= RETRANS_WARN:
-            line += (f", a point whose repetitions spread (CV {100 * spread[n.point]:.0f}%): a few "
+            line += (f", a point the report calls unstable ({spread[n.point]}): a few "
                      "retransmissions after timeouts can stall a repetition for seconds")
         # The pingpong ranks of this node (the leader speaks for all ranks of its node).
         mine = [t for r, t in tail.items() if node.get(r, r) == node.get(n.rank, n.rank)]

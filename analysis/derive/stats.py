@@ -12,6 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 UNSTABLE_CV = 0.05
+# A repetition whose agreements and start barrier (t_sync) took longer than this stalled between its
+# windows: a link down for seconds, a node swapping. Healthy clusters take milliseconds there; TCP's
+# first retransmission timeout is 0.2 s, so one lost segment stays under it.
+STALL_S = 1.0
 
 
 def _quiet(func, arr, axis):
@@ -134,6 +138,30 @@ def cv(samples: np.ndarray) -> float:
     if x.size < 2 or not np.mean(x) > 0:  # meaningless for a mean at or below 0
         return float("nan")
     return float(np.std(x, ddof=1) / np.mean(x))
+
+
+def stall(t_sync: np.ndarray | None) -> tuple[int, float] | None:
+    """The repetition (0-based) that waited longest outside its window and that wait in s, when it
+    is over STALL_S; None otherwise and for files without t_sync. The one rule for a stalled point:
+    the report's status and the network warnings both use it."""
+    if t_sync is None:
+        return None
+    x = np.asarray(t_sync, dtype=float).reshape(-1)
+    if not np.any(np.isfinite(x)):
+        return None
+    i = int(np.nanargmax(x))
+    return (i, float(x[i])) if x[i] > STALL_S else None
+
+
+def unsteady(t_total: np.ndarray, t_sync: np.ndarray | None = None) -> str:
+    """Why a point's repetitions cannot be trusted as one figure: "CV 7.1 %" when t_total spreads
+    past UNSTABLE_CV, "stalled 5.3 s before repetition 3" when a repetition stalled between windows
+    (stall); "" when neither."""
+    c = cv(t_total)
+    if np.isfinite(c) and c > UNSTABLE_CV:
+        return f"CV {c * 100:.1f} %"
+    s = stall(t_sync)
+    return f"stalled {s[1]:.1f} s before repetition {s[0] + 1}" if s else ""
 
 
 def summarize(samples: np.ndarray, level: float = 0.95) -> Summary:

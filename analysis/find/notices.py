@@ -32,10 +32,11 @@ def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
         warnings.append(f"{tag}: point(s) {', '.join(bad)} failed verification "
                             "(verify/passed=0); shown as INVALID and left out of figures, "
                             "comparisons and the model.")
-    unstable = [s.point.id for s in items if s.status.startswith("unstable")]
+    unstable = [f"{s.point.id} ({s.status[len('unstable ('):-1]})" for s in items
+                if s.status.startswith("unstable")]
     if unstable:
-        warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %): "
-                            + ", ".join(unstable) + ".")
+        warnings.append(f"{tag}: {len(unstable)} point(s) unstable (CV of t_total > 5 %, or a "
+                        "repetition stalled over 1 s between windows): " + ", ".join(unstable) + ".")
     auto = []
     for s in items:
         a = s.point.attrs

@@ -192,10 +192,16 @@ def read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
     inputs = read_compound(group["inputs"]) if "inputs" in group else []
     verify = read_attrs(group["verify"]) if "verify" in group else {}
     slowest, t_over = _slowest(group, reps, nranks, problems)
+    sync = _float_array(group, "t_sync")
+    if sync is not None:
+        sync = np.atleast_1d(sync).reshape(-1)
+        if sync.size != reps:
+            raise BadData("t_sync", f"has shape {_shape_text(sync.shape)}, expected [{reps}] (reps from t_total)")
+        check_values("t_sync", sync, nan_ok=True)
     return FftPoint(id=pid, attrs=attrs, times=times, bytes_in=bytes_in,
                     bytes_out=counts["bytes_out"], frames=counts["frames"],
                     flops=flops, inputs=inputs, verify=verify, problems=problems,
-                    slowest_rank=slowest, t_over=t_over)
+                    slowest_rank=slowest, t_over=t_over, t_sync=sync)
 
 
 def _slowest(group: h5py.Group, reps: int, nranks: int,

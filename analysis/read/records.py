@@ -122,6 +122,7 @@ class Net:
     totals: dict[str, np.ndarray] = field(default_factory=dict)  # fft and dfft t_total by point name
     map_test: object = None  # the test /transfer/pairs_all measured with, as stored
     nranks: int = 0
+    syncs: dict[str, np.ndarray] = field(default_factory=dict)  # fft t_sync by point name, where stored
 
 
 def point_name(kind: str, pid: str) -> str:
@@ -143,7 +144,9 @@ def _net(path: Path) -> Net:
                    {point_name(kind, pid): np.asarray(g["t_total"][()], dtype=float)
                     for kind in ("fft", "dfft") for pid, g in _groups(fh, kind) if "t_total" in g},
                    pa.attrs.get("test", "pingpong") if pa is not None else None,
-                   int(fh.attrs.get("nranks", 0)))
+                   int(fh.attrs.get("nranks", 0)),
+                   {point_name("fft", pid): np.asarray(g["t_sync"][()], dtype=float)
+                    for pid, g in _groups(fh, "fft") if "t_sync" in g})
 
 
 def _net_rows(fh: h5py.File) -> list[NetRow]:

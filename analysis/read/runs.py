@@ -58,6 +58,9 @@ class FftPoint:
     # its distribute, compute and gather leave of t_total.
     slowest_rank: np.ndarray | None = None
     t_over: np.ndarray | None = None
+    # Rank 0's time in each repetition outside t_read and t_total (agreements, start barrier); None
+    # in files before it and in baselines.
+    t_sync: np.ndarray | None = None
 
     @property
     def scenario(self) -> str:

@@ -10,7 +10,7 @@ import numpy as np
 
 import fixtures
 from analysis import derive
-from analysis.derive import netfaults
+from analysis.derive import netfaults, stats
 from analysis.read.reader import open_run
 from conftest import run_cli
 
@@ -117,4 +117,26 @@ def test_a_few_retransmissions_are_named_where_the_point_spread(tmp_path):
         t[...] = v
     lines = [l for l in netfaults.warnings(path) if "during p002" in l]
     assert len(lines) == 1 and lines[0].startswith("pi2: 0.10% of segments retransmitted during p002 (1 of 1000), "
-                                                   "a point whose repetitions spread (CV "), lines
+                                                   "a point the report calls unstable (CV "), lines
+
+
+def test_a_stall_between_windows_makes_the_point_unstable_and_names_the_node(tmp_path):
+    """A link down for seconds while no window was open stalls the agreements and the start barrier,
+    not t_total: t_sync carries it. Over stats.STALL_S the point is unstable in the report's status
+    and in the network warnings, by the same rule; a healthy t_sync of milliseconds changes
+    nothing, and a file without t_sync reads as before."""
+    path = pi_file(tmp_path)
+    with h5py.File(path, "a") as f:
+        reps = f["fft/p002/t_total"].shape[0]
+        sync = np.full(reps, 0.002)
+        f.create_dataset("fft/p002/t_sync", data=sync)
+    assert not any("during p002" in l for l in netfaults.warnings(path))
+    st = {s.point.id: s for s in derive.run_point_stats(open_run(path))}
+    assert not st["p002"].status.startswith("unstable"), st["p002"].status
+    with h5py.File(path, "a") as f:
+        sync[1] = stats.STALL_S + 4.3
+        f["fft/p002/t_sync"][...] = sync
+    st = {s.point.id: s for s in derive.run_point_stats(open_run(path))}
+    assert st["p002"].status == f"unstable (stalled {stats.STALL_S + 4.3:.1f} s before repetition 2)", st["p002"].status
+    lines = [l for l in netfaults.warnings(path) if "during p002" in l]
+    assert len(lines) == 1 and "a point the report calls unstable (stalled 5.3 s before repetition 2)" in lines[0], lines

@@ -248,9 +248,11 @@ static int run_reps(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct
                     double *progress_done, double progress_total)
 {
     int warm = c->o->common.warmup, go = 1, rc = 0;
+    double t_mark = wb_timer_now_s(); /* the end of the last repetition (and its run alone) */
     for (int i = 0; rc == 0 && (rc = next_rep(c, pr, i, *done, &go)) == 0 && go; i++) {
         struct wb_fftb_timing t, alone;
         rc = run_rep(c, p, pr, &t);
+        t.t_sync_s = c->rank == 0 ? fmax(0.0, wb_timer_now_s() - t_mark - t.t_read_s - t.t_wall_s) : NAN;
 #ifdef WB_TEST_FAULTS
         if (c->rank == 0)
             fake_timer(&t);
@@ -266,6 +268,7 @@ static int run_reps(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct
         }
         *progress_done += 1;
         wb_report_progress("fft", fmin(1.0, *progress_done / progress_total), wb_timer_now_s() - c->t_start_s);
+        t_mark = wb_timer_now_s();
     }
     return rc;
 }

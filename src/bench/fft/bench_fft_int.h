@@ -114,6 +114,10 @@ struct wb_fftb_timing {
     /* This rank's part of the repetition (rank 0: the window of t_total; the others: from the start
      * barrier to the end of their schedule): its wall time, and the CPU time its thread ran in it. */
     double t_wall_s, t_cpu_s;
+    /* Rank 0: the repetition's time outside t_read and its window: the agreements, the start barrier
+     * and the clocks' exchange. Milliseconds on a healthy cluster; seconds when a rank or a link
+     * stalled between windows, which the window's times cannot show. */
+    double t_sync_s;
 };
 
 /* The outcome of checking a point's last repetition. */

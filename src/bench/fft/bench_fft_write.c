@@ -151,6 +151,10 @@ static int write_times(struct point_out *w, double *col)
         col[r] = w->m->tm[r].t_total_s;
     snprintf(d, sizeof d, "%s/t_total", w->g);
     wb_results_write_f64(res, d, 1, dims, col, "s");
+    for (int r = 0; r < reps; r++)
+        col[r] = w->m->tm[r].t_sync_s;
+    snprintf(d, sizeof d, "%s/t_sync", w->g);
+    rc = wb_results_write_f64(res, d, 1, dims, col, "s");
     for (int k = 0; k < 4; k++) {
         for (int r = 0; r < reps; r++)
             col[r] = phase_s(&w->m->tm[r], k);
