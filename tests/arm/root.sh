@@ -60,18 +60,31 @@ fi
 tmp=$cache/.building-$arch-$key.$$
 log=$cache/$suite-$arch-$key.log
 rm -rf "$cache"/.building-"$arch"-"$key".*
-echo "$name: building the $arch root in $root (about 4 minutes; log: $log)" >&2
-if ! mmdebstrap --mode=root --variant=apt --architectures="$arch" --include="$(echo $pkgs | tr ' ' ,)" \
-        --aptopt='APT::Install-Recommends "false"' --dpkgopt=force-unsafe-io \
-        --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
-        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-        "$suite" "$tmp" "${srcs[@]}" </dev/null >"$log" 2>&1; then
-    rm -rf "$tmp"
-    if grep -qiE "could not resolve|failed to fetch|temporary failure|unable to connect|connection (refused|timed out)" "$log"; then
-        die "Debian's archive could not be reached to build the $arch root (see $log)"
+# A failure to reach the archive (a timeout, a mirror mid-sync) is tried again, up to 3 times a minute
+# apart; apt itself retries each download 5 times. Any other failure ends at once.
+net='could not resolve|failed to fetch|temporary failure|unable to connect|connection (refused|timed out|failed)|hash sum mismatch|mirror sync in progress|503 +service unavailable'
+attempt=1
+while :; do
+    echo "$name: building the $arch root in $root (about 4 minutes; log: $log)" >&2
+    if mmdebstrap --mode=root --variant=apt --architectures="$arch" --include="$(echo $pkgs | tr ' ' ,)" \
+            --aptopt='APT::Install-Recommends "false"' --aptopt='Acquire::Retries "5"' --dpkgopt=force-unsafe-io \
+            --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+            --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+            "$suite" "$tmp" "${srcs[@]}" </dev/null >"$log" 2>&1; then
+        break
     fi
-    die "mmdebstrap failed to build the $arch root: $(grep -E '^(E|W):|error' "$log" | tail -1) (see $log)"
-fi
+    rm -rf "$tmp"
+    if ! grep -qiE "$net" "$log"; then
+        die "mmdebstrap failed to build the $arch root: $(grep -E '^(E|W):|error' "$log" | tail -1) (see $log)"
+    fi
+    if [ $attempt -ge 3 ]; then
+        die "Debian's archive could not be reached to build the $arch root after 3 attempts: $(grep -iE "$net" "$log" | tail -1) (see $log)"
+    fi
+    echo "$name: the archive failed in attempt $attempt ($(grep -iE "$net" "$log" | tail -1 | cut -c1-160)); again in 60 s" >&2
+    cp "$log" "$log.$attempt"
+    attempt=$((attempt + 1))
+    sleep 60
+done
 printf '%s\n' "$pkgs" >"$tmp/.wb-root-packages"
 touch "$tmp/.wb-root-complete"
 rm -rf "$root"
