@@ -72,7 +72,7 @@ for side in $SIDES_3D; do
       if [ "$np" -gt 1 ]; then
         msg=$("$PYTHON" -c 'import sys, h5py; g = h5py.File(sys.argv[1])["dfft/p000"]
 print(max(1, int(g["bytes_transposed"][()].max()) // 2 // (int(sys.argv[2]) - 1)))' "$work/d3-$kind-$side-$np.h5" "$np")
-        run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw -m "$msg:$msg" -q -o "$work/bibw-$kind-$side-$np.h5"
+        run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw --window 1 -m "$msg:$msg" -q -o "$work/bibw-$kind-$side-$np.h5"
       fi
     done
   done
@@ -138,7 +138,9 @@ for n in sizes:
 
 print("2. 3-D double: GFLOPS (HPCC's count: 5 N log2 N, r2c half) forward and the mean of both directions")
 print("   (heFFTe's figure), the transpose's share of t_total, and the slowest rank's transpose rate both")
-print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer,")
+print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer")
+print("   with one message in flight each way (--window 1, as in a transpose: a 64-deep window of megabyte")
+print("   messages reads 1.5-2x slower here, its buffers out of the caches),")
 print("   and the same for the exchange alone ('exch/bibw': 2 x exchange_Bps, the MPI calls inside the")
 print("   transposes on the rank that waited least, without the packing around them);")
 print("   'T-out' rows leave the output transposed (FFTW_MPI_TRANSPOSED_OUT, and TRANSPOSED_IN back).")
