@@ -57,9 +57,38 @@ else
     srcs=("deb http://deb.debian.org/debian $suite main" "deb http://deb.debian.org/debian $suite-updates main"
           "deb http://deb.debian.org/debian-security $suite-security main")
 fi
+# drop_pocket SUITE: the sources (srcs) without SUITE. A deb822 file is rewritten beside the root:
+# SUITE leaves each Suites: line and a stanza left with none goes; one-line entries of SUITE go.
+drop_pocket() {
+    # apt reads a deb822 file only by its name (NAME.sources), so it has a folder of its own.
+    local drop=$1 out=$cache/.sources-$arch-$key.$$/$suite.sources src kept=()
+    mkdir -p "${out%/*}"
+    for src in "${srcs[@]}"; do
+        if [ -f "$src" ]; then
+            awk -v drop="$drop" 'BEGIN { RS = ""; ORS = "" } {
+                n = split($0, l, "\n"); out = ""; keep = 1
+                for (i = 1; i <= n; i++) {
+                    if (l[i] ~ /^Suites:/) {
+                        m = split(substr(l[i], 8), w, " "); s = ""
+                        for (j = 1; j <= m; j++) if (w[j] != drop) s = s " " w[j]
+                        if (s == "") keep = 0
+                        l[i] = "Suites:" s
+                    }
+                    out = out l[i] "\n"
+                }
+                if (keep) print out "\n" }' "$src" >"$out.new"
+            mv "$out.new" "$out"
+            kept+=("$out")
+        else
+            read -r -a w <<<"$src"
+            [ "${w[2]:-}" = "$drop" ] || kept+=("$src")
+        fi
+    done
+    srcs=("${kept[@]}")
+}
 tmp=$cache/.building-$arch-$key.$$
 log=$cache/$suite-$arch-$key.log
-rm -rf "$cache"/.building-"$arch"-"$key".*
+rm -rf "$cache"/.building-"$arch"-"$key".* "$cache"/.sources-"$arch"-"$key".*
 # A failure to reach the archive (a timeout, a mirror mid-sync) is tried again, up to 3 times a minute
 # apart; apt itself retries each download 5 times. Any other failure ends at once.
 net='could not resolve|failed to fetch|temporary failure|unable to connect|connection (refused|timed out|failed)|hash sum mismatch|mirror sync in progress|503 +service unavailable'
@@ -74,6 +103,20 @@ while :; do
         break
     fi
     rm -rf "$tmp"
+    # An index of a pocket (updates, security) that does not match its Release file will not match on
+    # the next try either (a stale mirror or proxy: seen for bookworm-security's armhf index): the
+    # root is built without that pocket. Its base suite is never dropped.
+    bad=$(grep -iE "^E: Failed to fetch .*(unexpected size|hash sum mismatch)" "$log" |
+          sed -n 's|.*/dists/\([^/]*\)/.*|\1|p' | sort -u | grep -vx "$suite" || true)
+    if [ -n "$bad" ]; then
+        for p in $bad; do
+            echo "$name: $p's $arch index on this mirror does not match its Release file (stale or mid-sync); building the root without $p" >&2
+            drop_pocket "$p"
+        done
+        cp "$log" "$log.$attempt"
+        attempt=$((attempt + 1))
+        continue
+    fi
     if ! grep -qiE "$net" "$log"; then
         die "mmdebstrap failed to build the $arch root: $(grep -E '^(E|W):|error' "$log" | tail -1) (see $log)"
     fi
@@ -87,6 +130,6 @@ while :; do
 done
 printf '%s\n' "$pkgs" >"$tmp/.wb-root-packages"
 touch "$tmp/.wb-root-complete"
-rm -rf "$root"
+rm -rf "$root" "$cache"/.sources-"$arch"-"$key".$$
 mv "$tmp" "$root"
 echo "$root"
