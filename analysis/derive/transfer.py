@@ -161,6 +161,7 @@ class DfftStats:
     # message per peer, from a bibw test in the same file (NaN without one, or on one rank).
     over_bibw: float = float("nan")
     bibw_Bps: float = float("nan")
+    bibw_window: int = 1  # messages that bibw kept in flight each way (a transpose keeps one per peer)
     precision: str = "?"
     transpose_Bps_min: float = float("nan")  # the slowest rank's transposed bytes over its t_transpose
 
@@ -210,10 +211,12 @@ def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
     passed = point.verify.get("passed")
     nranks = int(t["t_total"].shape[1])
     over, bibw = transpose_over_bibw(run, point, nranks)
+    window = int(run.transfer["bibw"].attrs.get("window", 1)) if np.isfinite(over) else 1
     return DfftStats(run=run, id=point.id, shape=str(a.get("shape") or f"{n:.0f}"), n=n,
                      kind=kind, nodes=nodes, nranks=nranks, total=total,
                      local_fft=local, transpose=trans, gflops=gflops,
                      verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw,
+                     bibw_window=window,
                      precision=str(a.get("precision") or "?"), transpose_Bps_min=_attr_float(a, "transpose_Bps_min"))
 
 

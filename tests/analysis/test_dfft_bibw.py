@@ -40,3 +40,24 @@ def test_the_pair_0_1_is_taken_and_a_far_size_is_no_figure():
     alone = SimpleNamespace(nranks=2, transfer={})
     assert all(math.isnan(v) for v in derive.transpose_over_bibw(alone, point(30e6, [1 << 20]), 2))
     assert all(math.isnan(v) for v in derive.transpose_over_bibw(run, point(30e6, [1 << 20]), 1))
+
+
+def dfft_point(rate_Bps, sent_bytes, nranks):
+    t = {"t_total": np.full((3, nranks), 0.1)}
+    return SimpleNamespace(id="p000", times=t, verify={"passed": 1}, bytes_transposed=np.asarray(sent_bytes),
+                           attrs={"transpose_Bps_min": rate_Bps, "n": 4096.0, "kind": "c2c", "shape": "16x16x16"})
+
+
+def test_the_table_says_when_its_bibw_kept_more_than_one_message_in_flight():
+    from analysis.find.tables.runs import dfft_points
+
+    def note(window):
+        test = bibw_test([1 << 20], [200e6])
+        test.attrs["window"] = np.int32(window)
+        run = SimpleNamespace(name="run", nranks=2, transfer={"bibw": test})
+        d = derive.dfft_stats(run, dfft_point(80e6, [2 << 20, 2 << 20], 2), 1)
+        assert math.isclose(d.over_bibw, 0.8) and d.bibw_window == window
+        return dfft_points([d]).note
+
+    assert "64 messages in flight" in note(64) and "--window 1" in note(64)
+    assert "in flight" not in note(1)

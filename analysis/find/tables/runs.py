@@ -210,8 +210,7 @@ def dfft_points(items: list[derive.DfftStats]) -> Table:
                  "sent over its transpose time) over the bibw of ranks 0 and 1 in the same file at "
                  "the transpose's message to each peer; near 1 the exchange runs at what the "
                  "network gives a pair, well below 1 it leaves bandwidth unused.")
-        deep = sorted({int(w) for d in items if np.isfinite(d.over_bibw)
-                       for w in [d.run.transfer["bibw"].attrs.get("window", 1)] if int(w) > 1})
+        deep = sorted({d.bibw_window for d in items if d.bibw_window > 1})
         if deep:
             note += (f" This bibw kept {'/'.join(map(str, deep))} messages in flight each way; a "
                      "transpose keeps one per peer, and at megabytes a deep window reads slower "
