@@ -89,6 +89,7 @@ drop_pocket() {
 tmp=$cache/.building-$arch-$key.$$
 log=$cache/$suite-$arch-$key.log
 rm -rf "$cache"/.building-"$arch"-"$key".* "$cache"/.sources-"$arch"-"$key".*
+trap 'rm -rf "$cache"/.sources-"$arch"-"$key".$$' EXIT
 # A failure to reach the archive (a timeout, a mirror mid-sync) is tried again, up to 3 times a minute
 # apart; apt itself retries each download 5 times. Any other failure ends at once.
 net='could not resolve|failed to fetch|temporary failure|unable to connect|connection (refused|timed out|failed)|hash sum mismatch|mirror sync in progress|503 +service unavailable'
@@ -113,23 +114,19 @@ while :; do
             echo "$name: $p's $arch index on this mirror does not match its Release file (stale or mid-sync); building the root without $p" >&2
             drop_pocket "$p"
         done
-        cp "$log" "$log.$attempt"
-        attempt=$((attempt + 1))
-        continue
-    fi
-    if ! grep -qiE "$net" "$log"; then
+    elif ! grep -qiE "$net" "$log"; then
         die "mmdebstrap failed to build the $arch root: $(grep -E '^(E|W):|error' "$log" | tail -1) (see $log)"
-    fi
-    if [ $attempt -ge 3 ]; then
+    elif [ $attempt -ge 3 ]; then
         die "Debian's archive could not be reached to build the $arch root after 3 attempts: $(grep -iE "$net" "$log" | tail -1) (see $log)"
+    else
+        echo "$name: the archive failed in attempt $attempt ($(grep -iE "$net" "$log" | tail -1 | cut -c1-160)); again in 60 s" >&2
+        sleep 60
     fi
-    echo "$name: the archive failed in attempt $attempt ($(grep -iE "$net" "$log" | tail -1 | cut -c1-160)); again in 60 s" >&2
     cp "$log" "$log.$attempt"
     attempt=$((attempt + 1))
-    sleep 60
 done
 printf '%s\n' "$pkgs" >"$tmp/.wb-root-packages"
 touch "$tmp/.wb-root-complete"
-rm -rf "$root" "$cache"/.sources-"$arch"-"$key".$$
+rm -rf "$root"
 mv "$tmp" "$root"
 echo "$root"
