@@ -6,7 +6,9 @@
 # FRAMES (frame sizes, default "4096 1024 16384"), PRECISIONS (default "single double"),
 # MEM_FILES (file counts of the memory fit, default "16 32 64 128 256"),
 # SECTIONS (any of paired compute stft whole phase memory cluster; default all); PROCS and PROUNDS
-# (processes and rounds per process of the paired section, default 7 and 40).
+# (processes and rounds per process of the paired section, default 7 and 40); SROUNDS, SREPS, SMARGIN
+# and STRIES (the stft section's rounds, repetitions per process, how closely the two references
+# beside a process must agree, and tries; default 11, 15, 0.03 and 8).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -202,43 +204,29 @@ if want stft; then
     echo "== STFT compute: wulfbench fft --baseline --sweep files --files 64 (t_compute) against $STFT_REF"
     echo "   (-O3 -march=native, batch 1, FFTW_PATIENT), wulfbench on the reference's wisdom (--plan patient),"
     echo "   portable and NATIVE=1 ($WBN), and 'measure': the portable build with its default planning, each"
-    echo "   process planning afresh; medians over $SREPS reps per process, $SROUNDS rounds, the order"
-    echo "   turning each round, every process pinned to CPU $BENCH_CPU (${PIN[*]:-no taskset})."
-    echo "   spread: the rounds' (processes') lowest and highest median against the median of the rounds"
-    echo "   (target within +-5%); ratio: median of paired ratios [min, max] (target <= 1.05)."
-    echo "   transform: FFTW's execute calls alone (wulfbench t_fft, the reference's tfft); rest: the"
-    echo "   convert and window before and the magnitudes after (t_compute - t_fft; t - tfft)."
-    # The probe: the reference's transforms alone, 6784 of one in-cache frame (single, 4096, 3 reps,
-    # about 0.1 s), before and after every timed process. On this VM the machine slows by 1.3-1.8x
-    # for seconds to minutes at a time: the in-cache transform most (1.7x), the memory-bound convert
-    # and magnitudes less (1.1x), and the guest sees no steal time and has no cycle counter. A process
-    # that falls in such a period was one of the +30-75% rounds. So a process counts only when the
-    # probes before and after it read within PROBE_MARGIN of the fastest probe so far; otherwise the
-    # bench waits STFT_WAIT seconds and takes it again, up to STRIES tries, and says how many it took
-    # again and how many it had to keep from a slow machine (those make the spread undecidable).
-    STRIES=${STRIES:-6}
-    STFT_WAIT=${STFT_WAIT:-10}
-    PROBE_MARGIN=${PROBE_MARGIN:-0.06}
-    WISDOM="$tmp/probe.wisdom" "${PIN[@]}" "$tmp/stft_single" incache 64 5 1 patient 1 0 >/dev/null
-    probe_best=""
-    probe() {
-      local t
-      t=$(WISDOM="$tmp/probe.wisdom" "${PIN[@]}" "$tmp/stft_single" incache 64 5 1 patient 3 0 |
-          sed -n 's/.* t_med=\([0-9.e-]*\) .*/\1/p')
-      probe_best=$("$PYTHON" -c 'import sys; v = [float(x) for x in sys.argv[1:] if x]; print(min(v))' "$t" "$probe_best")
-      "$PYTHON" -c 'import sys; sys.exit(not float(sys.argv[1]) <= (1 + float(sys.argv[3])) * float(sys.argv[2]))' \
-        "$t" "$probe_best" "$PROBE_MARGIN"
-    }
-    for ((i = 0; i < 5; i++)); do probe || true; done
-    echo "   probe: the reference's in-cache transforms, fastest $(awk -v t="$probe_best" 'BEGIN {printf "%.3f", 1e3 * t}') ms at the start;"
-    echo "   a process counts when the probes before and after it read within +$(awk -v m="$PROBE_MARGIN" 'BEGIN {print 100 * m}')% of the fastest probe;"
-    echo "   else it is taken again after ${STFT_WAIT} s (up to $STRIES tries)."
-    # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT".
+    echo "   process planning afresh; medians over $SREPS reps per process, $SROUNDS rounds, the order of the"
+    echo "   builds turning each round, every process pinned to CPU $BENCH_CPU (${PIN[*]:-no taskset})."
+    # What moved the rounds was the host: on this VM the same process reads 1.3-1.8x slower for
+    # seconds to minutes at a time, the in-cache transform most, and the guest sees no steal time and
+    # has no cycle counter. A figure that holds still must not depend on when it was taken. So every
+    # wulfbench process runs between two reference processes, and its ratio is taken to the geometric
+    # mean of the two: the reference is the probe, with the same work. A pair counts when the two
+    # references agree within SMARGIN; otherwise the host moved during it, and it is taken again (the
+    # later reference starts the next try), up to STRIES tries.
+    STRIES=${STRIES:-8}
+    SMARGIN=${SMARGIN:-0.03}
+    echo "   Each wulfbench process runs between two reference processes and counts when the two agree"
+    echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% (else taken again, up to $STRIES tries). ratio: wulfbench over the geometric mean"
+    echo "   of its two references, median over rounds [min, max] (target <= 1.05); spread: the rounds'"
+    echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
+    echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
+    # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT" (medians over SREPS).
     stft_step() {
       local step=$1 prec=$2 out bin plan
       if [ "$step" = ref ]; then
         out=$(WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient "$SREPS" 0)
-        echo "$(sed -n 's/.* t_med=\([0-9.e-]*\) .*/\1/p' <<<"$out") $(sed -n 's/.* tfft_med=\([0-9.e-]*\) .*/\1/p' <<<"$out")"
+        for k in t_med tfft_med t_min; do sed -n "s/.* $k=\([0-9.e-]*\) .*/\1/p" <<<"$out"; done | tr '\n' ' '
+        echo
       else
         bin=$WB plan=(--plan patient --wisdom "$tmp/stft-run.wisdom")
         [ "$step" = wbn ] && bin=$WBN
@@ -247,55 +235,78 @@ if want stft; then
         cp "$wis" "$tmp/stft-run.wisdom"
         "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --precision "$prec" "${plan[@]}" \
           --reps "$SREPS" -q --force -o "$tmp/s.h5" >/dev/null
-        echo "$(h5med "$tmp/s.h5" t_compute) $(h5med "$tmp/s.h5" t_fft)"
+        "$PYTHON" -c 'import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1])["fft/p000"]
+t, f = (g[k][()].reshape(g[k].shape[0], -1)[:, 0] for k in ("t_compute", "t_fft"))
+print(np.median(t), np.median(f), t.min())' "$tmp/s.h5"
       fi
+    }
+    # agree A B: the two references' t_compute within SMARGIN of each other.
+    agree() {
+      awk -v a="${1%% *}" -v b="${2%% *}" -v m="$SMARGIN" 'BEGIN { exit !(a <= (1 + m) * b && b <= (1 + m) * a) }'
     }
     for prec in $PRECISIONS; do
       wis="$tmp/stft-$prec.wisdom"
       WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient 1 0 >/dev/null
       rows="$tmp/stft-$prec.rows"
       : >"$rows"
-      retaken=0 slow=0
+      retaken=0 kept=0
+      before=$(stft_step ref "$prec")
       for ((r = 0; r < SROUNDS; r++)); do
-        declare -A got=()
-        steps=(ref wb wbn wbm)
+        steps=(wb wbn wbm)
         for ((i = 0; i < ${#steps[@]}; i++)); do
           step=${steps[$(((i + r) % ${#steps[@]}))]}
           for ((try = 1; ; try++)); do
-            ok=1
-            probe || ok=0
-            got[$step]=$(stft_step "$step" "$prec")
-            probe || ok=0
+            took=$(stft_step "$step" "$prec")
+            after=$(stft_step ref "$prec")
+            if agree "$before" "$after"; then
+              ok=1
+            else
+              ok=0
+            fi
             [ $ok = 1 ] && break
-            [ $try -ge "$STRIES" ] && { slow=$((slow + 1)); break; }
+            if [ "$try" -ge "$STRIES" ]; then kept=$((kept + 1)); break; fi
             retaken=$((retaken + 1))
-            sleep "$STFT_WAIT"
+            before=$after
           done
+          echo "$step $ok $before $took $after" >>"$rows"
+          before=$after
         done
-        echo "${got[ref]} ${got[wb]} ${got[wbn]} ${got[wbm]}" >>"$rows"
-        unset got
       done
-      echo "   $prec: $retaken process(es) taken again beside a slow probe; $slow kept from a slow machine after $STRIES tries$([ $slow -gt 0 ] && echo ': the spread below is not decidable')"
+      echo "   $prec: $retaken process(es) taken again because the references beside them disagreed; $kept kept after $STRIES tries$([ "$kept" -gt 0 ] && echo ' (marked * below)')"
       "$PYTHON" - "$prec" "$rows" <<'PY'
 import sys
 import numpy as np
 prec, path = sys.argv[1], sys.argv[2]
-t = np.loadtxt(path, ndmin=2)
-cols = {"ref": (0, 1), "wulfbench": (2, 3), "NATIVE=1": (4, 5), "measure": (6, 7)}
-for name, (c, f) in cols.items():
-    med = np.median(t[:, c])
-    lo, hi = t[:, c].min() / med - 1, t[:, c].max() / med - 1
-    ok = "within" if max(-lo, hi) <= 0.05 else "OUTSIDE"
-    print(f"   {prec:6s} {name:10s} t_compute {1e3 * med:8.3f} ms  spread {100 * lo:+5.1f}% {100 * hi:+5.1f}% ({ok} +-5%)"
-          f"  transform {1e3 * np.median(t[:, f]):7.3f} ms  rest {1e3 * np.median(t[:, c] - t[:, f]):7.3f} ms")
-for name in ("wulfbench", "NATIVE=1", "measure"):
-    c, f = cols[name]
-    r = t[:, c] / t[:, 0]
-    rf = t[:, f] / t[:, 1]
-    rr = (t[:, c] - t[:, f]) / (t[:, 0] - t[:, 1])
-    ok = "meets" if np.median(r) <= 1.05 else "misses"
-    print(f"   {prec:6s} {name + '/ref':14s} {np.median(r):6.3f} [{r.min():.3f}, {r.max():.3f}] (target <= 1.05: {ok})"
-          f"  transform {np.median(rf):6.3f}  rest {np.median(rr):6.3f}")
+rows = [line.split() for line in open(path)]
+names = {"wb": "wulfbench", "wbn": "NATIVE=1", "wbm": "measure"}
+# A row: step, counted (1) or kept after the last try (0), then median, transform median and
+# fastest pass of the reference before, the process, and the reference after.
+v = np.array([[float(x) for x in r[2:11]] for r in rows])
+gm = lambda a, b: np.sqrt(a * b)
+t_ref, f_ref, m_ref = gm(v[:, 0], v[:, 6]), gm(v[:, 1], v[:, 7]), gm(v[:, 2], v[:, 8])
+lo, hi = t_ref.min() / np.median(t_ref) - 1, t_ref.max() / np.median(t_ref) - 1
+print(f"   {prec:6s} {'ref':10s} t_compute {1e3 * np.median(t_ref):8.3f} ms  transform {1e3 * np.median(f_ref):7.3f} ms"
+      f"  rest {1e3 * np.median(t_ref - f_ref):7.3f} ms  (the host moved it {100 * lo:+.1f}% {100 * hi:+.1f}%)")
+for step, name in names.items():
+    sel = np.array([r[0] == step for r in rows])
+    if not sel.any():
+        continue
+    w = v[sel, 3:6]
+    r = w[:, 0] / t_ref[sel]
+    rf = w[:, 1] / f_ref[sel]
+    rr = (w[:, 0] - w[:, 1]) / (t_ref[sel] - f_ref[sel])
+    rm = w[:, 2] / m_ref[sel]
+    med = np.median(r)
+    slo, shi = r.min() / med - 1, r.max() / med - 1
+    held = "within" if max(-slo, shi) <= 0.05 else "OUTSIDE"
+    meets = "meets" if med <= 1.05 else "misses"
+    kept = sum(rows[i][1] == "0" for i in np.flatnonzero(sel))
+    print(f"   {prec:6s} {name + '/ref':14s} {med:6.3f} [{r.min():.3f}, {r.max():.3f}] (target <= 1.05: {meets})"
+          f"  spread {100 * slo:+5.1f}% {100 * shi:+5.1f}% ({held} +-5%)"
+          f"  transform {np.median(rf):6.3f}  rest {np.median(rr):6.3f}"
+          f"  fastest passes {np.median(rm):6.3f} [{rm.min():.3f}, {rm.max():.3f}]"
+          f"  t_compute {1e3 * np.median(w[:, 0]):7.3f} ms{f'  *{kept} kept' if kept else ''}")
 PY
     done
   fi
