@@ -25,11 +25,21 @@ MEM_FILES=${MEM_FILES:-16 32 64 128 256}
 SECTIONS=${SECTIONS:-paired compute stft whole phase memory cluster}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
-# Median over repetitions of rank 0's dataset NAME of the first point of an HDF5 result file.
+# h5med FILE NAME...: for each NAME, the median over repetitions of rank 0's dataset NAME of the
+# first point of an HDF5 result file, on one line; NAME:min gives the fastest repetition instead.
 h5med() {
-  "$PYTHON" -c 'import sys, h5py, numpy as np
+  "$PYTHON" - "$@" <<'PY'
+import sys
+import h5py
+import numpy as np
 g = h5py.File(sys.argv[1])["fft/p000"]
-print(float(np.median(g[sys.argv[2]][()].reshape(g[sys.argv[2]].shape[0], -1)[:, 0])))' "$1" "$2"
+out = []
+for item in sys.argv[2:]:
+    name, _, stat = item.partition(":")
+    rank0 = g[name][()].reshape(g[name].shape[0], -1)[:, 0]
+    out.append(float(rank0.min() if stat == "min" else np.median(rank0)))
+print(*out)
+PY
 }
 field() { tr ' ' '\n' <<<"$1" | grep -A1 -x "$2" | tail -1; }
 
@@ -167,7 +177,7 @@ if want compute; then
               [ "$step" = wbm ] && plan=(--plan measure)
               "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --frame "$frame" --precision "$prec" \
                 "${plan[@]}" --reps "$REPS" -q --force -o "$tmp/c.h5" >/dev/null
-              got[$step]="$(h5med "$tmp/c.h5" t_compute) $(h5med "$tmp/c.h5" t_cpu)" ;;
+              got[$step]=$(h5med "$tmp/c.h5" t_compute t_cpu) ;;
           esac
         done
         wall="" cpu=""
@@ -222,7 +232,8 @@ if want stft; then
     echo "   of its two references, median over rounds [min, max] (target <= 1.05); spread: the rounds'"
     echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
     echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
-    # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT" (medians over SREPS).
+    # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT T_MIN": the medians over
+    # SREPS passes of the whole compute and of its transforms, and the fastest pass.
     stft_step() {
       local step=$1 prec=$2 out bin plan
       if [ "$step" = ref ]; then
@@ -237,10 +248,7 @@ if want stft; then
         cp "$wis" "$tmp/stft-run.wisdom"
         "${PIN[@]}" "$bin" fft --baseline --sweep files --files 64 --precision "$prec" "${plan[@]}" \
           --reps "$SREPS" -q --force -o "$tmp/s.h5" >/dev/null
-        "$PYTHON" -c 'import sys, h5py, numpy as np
-g = h5py.File(sys.argv[1])["fft/p000"]
-t, f = (g[k][()].reshape(g[k].shape[0], -1)[:, 0] for k in ("t_compute", "t_fft"))
-print(np.median(t), np.median(f), t.min())' "$tmp/s.h5"
+        h5med "$tmp/s.h5" t_compute t_fft t_compute:min
       fi
     }
     # agree A B: the two references' t_compute within SMARGIN of each other.
@@ -261,12 +269,8 @@ print(np.median(t), np.median(f), t.min())' "$tmp/s.h5"
           for ((try = 1; ; try++)); do
             took=$(stft_step "$step" "$prec")
             after=$(stft_step ref "$prec")
-            if agree "$before" "$after"; then
-              ok=1
-            else
-              ok=0
-            fi
-            [ $ok = 1 ] && break
+            ok=0
+            agree "$before" "$after" && { ok=1; break; }
             if [ "$try" -ge "$STRIES" ]; then kept=$((kept + 1)); break; fi
             retaken=$((retaken + 1))
             before=$after
