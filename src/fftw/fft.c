@@ -13,9 +13,10 @@
 
 #define PI 3.14159265358979323846
 
-/* Frames start a multiple of this many bytes apart, so each has the SIMD alignment the one-frame
- * plan was made with: FFTW's new-array execute requires that. */
-enum { FRAME_ALIGN_BYTES = 64 };
+/* Frames start a multiple of a cache line apart in buffers that start on one (wb_fft_alloc), so
+ * each has the SIMD alignment the one-frame plan was made with, as FFTW's new-array execute
+ * requires, and no vector load or store of a frame straddles two lines. */
+enum { FRAME_ALIGN_BYTES = WB_FFT_ALIGN_BYTES };
 
 /* The largest batch the kernel picks when the caller leaves the choice to it. */
 enum { BATCH_MOST = 32 };
@@ -44,9 +45,17 @@ size_t wb_fft_result_bytes(int precision, int64_t n, int result)
     return result == WB_FFT_PEAKS ? sizeof(struct wb_fft_peak) : (size_t)(n / 2 + 1) * wb_fft_sample_bytes(precision);
 }
 
-void *wb_fft_alloc(size_t nbytes) { return fftw_malloc(nbytes ? nbytes : 1); }
+/* On a cache line, not only at FFTW's SIMD alignment: fftw_malloc gives 32 bytes, and a frame
+ * buffer the heap put 32 bytes off a line made every 64-byte load of the magnitudes loop touch two
+ * lines. Where the heap put it changed from process to process, and t_compute with it (kernels.md). */
+void *wb_fft_alloc(size_t nbytes)
+{
+    size_t line = WB_FFT_ALIGN_BYTES, want = nbytes ? nbytes : 1;
+    /* aligned_alloc wants a multiple of the alignment. */
+    return want > SIZE_MAX - line ? NULL : aligned_alloc(line, (want + line - 1) / line * line);
+}
 
-void wb_fft_free(void *p) { fftw_free(p); }
+void wb_fft_free(void *p) { free(p); }
 
 double wb_fft_flops(int64_t n) { return n > 1 ? 2.5 * (double)n * log2((double)n) : 0.0; }
 
@@ -129,10 +138,10 @@ void wb_fft_kernel_destroy(struct wb_fft_kernel **kp)
     if (!k)
         return;
     destroy_plans(k);
-    fftw_free(k->in);
-    fftw_free(k->out);
-    fftw_free(k->win);
-    fftw_free(k->check_out);
+    wb_fft_free(k->in);
+    wb_fft_free(k->out);
+    wb_fft_free(k->win);
+    wb_fft_free(k->check_out);
     free(k);
     *kp = NULL;
 }
@@ -156,11 +165,11 @@ static void *frame_out(const struct wb_fft_kernel *k, int64_t f)
 static int alloc_frames(struct wb_fft_kernel *k, int64_t batch)
 {
     size_t sb = wb_fft_sample_bytes(k->precision);
-    fftw_free(k->in);
-    fftw_free(k->out);
+    wb_fft_free(k->in);
+    wb_fft_free(k->out);
     k->batch = batch;
-    k->in = fftw_malloc((size_t)(batch * k->in_stride) * sb);
-    k->out = fftw_malloc((size_t)(batch * k->out_stride) * 2 * sb);
+    k->in = wb_fft_alloc((size_t)(batch * k->in_stride) * sb);
+    k->out = wb_fft_alloc((size_t)(batch * k->out_stride) * 2 * sb);
     if (!k->in || !k->out)
         return wb_error_set(WB_ENOMEM, "out of memory for FFT buffers of %lld x %lld points", (long long)batch,
                             (long long)k->n);
@@ -376,10 +385,10 @@ int wb_fft_kernel_plan(struct wb_fft_kernel **kp, const struct wb_fft_spec *s)
     k->nbins = s->n / 2 + 1;
     k->in_stride = round_up(s->n, FRAME_ALIGN_BYTES / (int64_t)sb);
     k->out_stride = round_up(k->nbins, FRAME_ALIGN_BYTES / (2 * (int64_t)sb));
-    k->in = fftw_malloc((size_t)k->in_stride * sb);
-    k->out = fftw_malloc((size_t)k->out_stride * 2 * sb);
-    k->check_out = fftw_malloc((size_t)k->n * sb);
-    k->win = fftw_malloc((size_t)k->n * sb);
+    k->in = wb_fft_alloc((size_t)k->in_stride * sb);
+    k->out = wb_fft_alloc((size_t)k->out_stride * 2 * sb);
+    k->check_out = wb_fft_alloc((size_t)k->n * sb);
+    k->win = wb_fft_alloc((size_t)k->n * sb);
     int rc = k->in && k->out && k->check_out && k->win ? 0 : wb_error_set(WB_ENOMEM, "out of memory for FFT buffers");
     if (rc == 0) {
         fill_window(k);

@@ -107,7 +107,9 @@ size_t wb_fft_input_bytes(int format, int precision);
  * that came from 8- or 16-bit PCM). Local. */
 void wb_fft_store(void *dst, const float *src, int64_t n, int format, int precision);
 
-/* Memory from fftw_malloc (SIMD-aligned); free with wb_fft_free. Local. */
+/* Memory that starts on a cache line (WB_FFT_ALIGN_BYTES, more than any SIMD alignment FFTW asks);
+ * free with wb_fft_free. NULL when out of memory. Local. */
+enum { WB_FFT_ALIGN_BYTES = 64 };
 void *wb_fft_alloc(size_t nbytes);
 void wb_fft_free(void *p);
 

@@ -246,8 +246,8 @@ int wb_fftmpi_create(struct wb_fftmpi **out, const struct wb_fftmpi_layout *l, i
     p->l = *l;
     p->dbl = l->precision == WB_FFT_DOUBLE;
     size_t bytes = (size_t)wb_fftmpi_buffer_bytes(l);
-    p->buf = fftw_malloc(bytes ? bytes : 1);
-    p->out = l->dims == 1 ? fftw_malloc(bytes ? bytes : 1) : p->buf;
+    p->buf = wb_fft_alloc(bytes);
+    p->out = l->dims == 1 ? wb_fft_alloc(bytes) : p->buf;
     if (!p->buf || !p->out) {
         wb_fftmpi_destroy(&p);
         return wb_error_set(WB_ENOMEM, "out of memory for %.1f MB of FFT buffers", 2.0 * (double)bytes / 1e6);
@@ -285,8 +285,8 @@ void wb_fftmpi_destroy(struct wb_fftmpi **pp)
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++)
         drop_plan(p, plans[i]);
     if (p->out && p->out != p->buf)
-        fftw_free(p->out);
-    fftw_free(p->buf);
+        wb_fft_free(p->out);
+    wb_fft_free(p->buf);
     free(p);
     *pp = NULL;
 }

@@ -1,5 +1,6 @@
 /* The fft module against a naive DFT, plus its checks, peaks, batching and wisdom. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,9 +229,34 @@ static void test_batch_for_caches(void)
                  (long long)wb_fft_batch_for_caches(20 * K, -1, -1));
 }
 
+/* Every buffer starts on a cache line, wherever the heap stands: fftw_malloc's 32 bytes left a frame
+ * buffer half a line off in some processes and not in others, and t_compute moved with it. */
+static void test_alloc_on_lines(void)
+{
+    enum { N = 96 };
+    void *pad[N], *buf[N];
+    int off_line = 0;
+    for (int i = 0; i < N; i++) {
+        pad[i] = malloc((size_t)(16 * i + 8)); /* heap positions of every residue */
+        size_t bytes = i % 3 == 0 ? (size_t)(32 * i + 1) : i % 3 == 1 ? (size_t)(16448 * (i % 8 + 1)) : (size_t)i;
+        buf[i] = wb_fft_alloc(bytes);
+        if (buf[i])
+            memset(buf[i], 0xa5, bytes ? bytes : 1);
+        off_line += !buf[i] || (uintptr_t)buf[i] % WB_FFT_ALIGN_BYTES != 0;
+    }
+    WBTEST_CHECK(off_line == 0, "%d of %d FFT buffers (1 byte to 128 KiB, heap shifted) start off a %d-byte line",
+                 off_line, N, WB_FFT_ALIGN_BYTES);
+    for (int i = 0; i < N; i++) {
+        wb_fft_free(buf[i]);
+        free(pad[i]);
+    }
+    WBTEST_CHECK(wb_fft_alloc(SIZE_MAX - 8) == NULL, "a size that cannot be rounded to a line is refused");
+}
+
 int main(void)
 {
     test_batch_for_caches();
+    test_alloc_on_lines();
     /* Lengths: powers of two, an odd one and a prime, as whole-file mode meets any length. */
     const int64_t lens[] = {16, 64, 1024, 4096, 1000, 127};
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
