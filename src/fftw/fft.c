@@ -182,8 +182,12 @@ static int alloc_frames(struct wb_fft_kernel *k, int64_t batch)
 static int make_plans(struct wb_fft_kernel *k, int effort)
 {
     int ni = (int)k->n;
-    /* The input buffer is scratch, so FFTW may overwrite it. The inverse is for checks only. */
-    unsigned flags = effort_flags(effort) | FFTW_DESTROY_INPUT;
+    /* The forward plan keeps FFTW's default for an out-of-place r2c, preserving the input: that is the
+     * problem FFTW's own tool (fftwf-wisdom rof4096) and other programs plan and save, so their wisdom
+     * is used. Allowing FFTW to overwrite the scratch input made it another problem: such wisdom never
+     * matched, and --plan patient planned afresh in every process, perhaps another plan each time,
+     * and no faster. The inverse is for checks only. */
+    unsigned flags = effort_flags(effort);
     if (k->precision == WB_FFT_DOUBLE) {
         k->pd = fftw_plan_dft_r2c_1d(ni, k->in, k->out, flags);
         k->pd_inv = fftw_plan_dft_c2r_1d(ni, k->out, k->check_out, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);

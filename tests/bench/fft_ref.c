@@ -186,7 +186,7 @@ static int pipeline_setup(struct work *ww, int dbl, int n, int files, const char
     w.out = xmalloc(2 * sb * (size_t)w.out_stride * 32);
     w.spectra = xmalloc(sb * (size_t)w.nb * (size_t)w.frames);
     wisdom_load(wisdom);
-    unsigned flags = FFTW_PATIENT | FFTW_DESTROY_INPUT;
+    unsigned flags = FFTW_PATIENT; /* preserving the input, as wulfbench plans */
     if (dbl)
         w.pd = fftw_plan_dft_r2c_1d(n, w.in, w.out, flags);
     else
@@ -254,8 +254,7 @@ static int bare_r2c(int dbl, int n, int reps, unsigned flags, const char *wisdom
     wisdom_load(wisdom);
     size_t sb = dbl ? sizeof(double) : sizeof(float);
     void *in = xmalloc(sb * (size_t)n), *out = xmalloc(2 * sb * (size_t)(n / 2 + 1)), *keep = xmalloc(sb * (size_t)n);
-    /* The input is scratch, as in any pipeline that fills it per transform: FFTW may overwrite it. */
-    flags |= FFTW_DESTROY_INPUT;
+    /* FFTW's default for r2c (the input preserved), as wulfbench and FFTW's own tools plan. */
     fftw_plan pd = dbl ? fftw_plan_dft_r2c_1d(n, in, out, flags) : NULL;
     fftwf_plan pf = dbl ? NULL : fftwf_plan_dft_r2c_1d(n, in, out, flags);
     if (dbl ? !pd : !pf) {

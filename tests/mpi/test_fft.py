@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -289,6 +290,25 @@ def test_wisdom_is_saved_and_reused(tmp_path):
     w.write_text(single.replace("fftwf_wisdom", "fftwq_wisdom"))
     r = run_wb(2, "fft", *SMALL, "--wisdom", str(w), "-o", str(tmp_path / "q.h5"), timeout=60)
     assert r.returncode == 2 and "wisdom" in " ".join(error_lines(r.stderr))
+
+
+@pytest.mark.skipif(not shutil.which("fftwf-wisdom"), reason="fftwf-wisdom (libfftw3-bin) is not installed")
+def test_wisdom_from_fftws_own_tool_is_used(tmp_path):
+    # Wisdom made by FFTW's tool for the frame's r2c (real, out of place, forward) must spare the
+    # planning: the kernel plans the problem the tool plans, not one of its own.
+    w = tmp_path / "tool.wisdom"
+    subprocess.run(["fftwf-wisdom", "-n", "-o", str(w), "rof4096"], check=True, timeout=300)
+    args = ("--sweep", "files", "--files", "1", "--file-seconds", "1", "--reps", "1", "--warmup", "0",
+            "--frame", "4096", "--precision", "single", "--plan", "patient")
+    plan_s = {}
+    for name, extra in (("none", ()), ("tool", ("--wisdom", str(w)))):
+        out = tmp_path / f"{name}.h5"
+        r = run_wb(1, "fft", *args, *extra, "-o", str(out), timeout=600)
+        assert r.returncode == 0, r.stderr
+        with h5py.File(out) as f:
+            plan_s[name] = float(np.max(f["fft/p000/t_plan"][()]))
+    # A wisdom hit takes a millisecond or so; PATIENT planning of 4096 points, about a second.
+    assert plan_s["tool"] < 0.05 * plan_s["none"], plan_s
 
 
 def test_timeout_keeps_what_was_measured(tmp_path):
