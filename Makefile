@@ -73,6 +73,17 @@ override CFLAGS += $(VARIANT_CFLAGS) -D_FILE_OFFSET_BITS=64 -D_TIME_BITS=64 -std
     -DWB_VERSION='"$(VERSION)"' -DWB_GIT_REV='"$(GIT_REV)"' -DWB_CFLAGS='"$(strip $(USER_CFLAGS))"'
 override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 
+# The sources that print or record the version, the commit or the flags are rebuilt when any of
+# them changes, not only when they do: otherwise a result file names a commit it was not built
+# from. A stamp holds the three, rewritten only when they differ.
+VERSION_STAMP := $(B)/version.stamp
+VERSION_TEXT  := $(VERSION) $(GIT_REV) $(USER_CFLAGS)
+ifneq ($(shell mkdir -p $(B) && cat $(VERSION_STAMP) 2>/dev/null),$(VERSION_TEXT))
+$(file >$(VERSION_STAMP),$(VERSION_TEXT))
+endif
+VERSION_USERS := $(patsubst src/%.c,%.o,$(shell grep -rlE 'WB_(VERSION|GIT_REV|CFLAGS)' src --include='*.c'))
+$(addprefix $(B)/obj/,$(VERSION_USERS)) $(addprefix $(B)/faults/,$(VERSION_USERS)): $(VERSION_STAMP)
+
 # Open MPI refuses to start as root unless told twice; only root needs it (MPICH's hydra does not ask).
 ifeq ($(MPI)$(shell id -u),openmpi0)
 export OMPI_ALLOW_RUN_AS_ROOT = 1
