@@ -232,13 +232,20 @@ if want stft; then
     # plan (the reference's wisdom) on the same frames, so the process's transforms must also take
     # what the references' took, within TMARGIN; otherwise it ran on another level of the host.
     TMARGIN=${TMARGIN:-0.05}
+    # Nor do the host's levels slow both programs alike, so rounds on two levels differ in ratio.
+    # For its first LTRIES tries a process also counts only when its references ran within SLEVEL of
+    # the fastest reference so far: on the level the host keeps coming back to. A host that stays
+    # on another level is waited for LTRIES tries at most, then taken as it is.
+    SLEVEL=${SLEVEL:-0.10}
+    LTRIES=${LTRIES:-3}
     echo "   Each wulfbench process runs between two reference processes and counts when the two agree"
-    echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% and its transforms (the same plan) take theirs within $(awk -v m="$TMARGIN" 'BEGIN {print 100 * m}')%"
-    echo "   (else taken again, up to $STRIES tries). ratio: wulfbench over the geometric mean"
+    echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% and its transforms (the same plan) take theirs within $(awk -v m="$TMARGIN" 'BEGIN {print 100 * m}')%, and for its first"
+    echo "   $LTRIES tries when both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference so far (else taken again, up to"
+    echo "   $STRIES tries). ratio: wulfbench over the geometric mean"
     echo "   of its two references, median over rounds [min, max] (target <= 1.05); spread: the rounds'"
     echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
     echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
-    echo "   A second line gives the rounds whose references ran within $(awk -v m="${SLEVEL:-0.10}" 'BEGIN {print 100 * m}')% of the run's fastest: one level of the host."
+    echo "   A second line gives the rounds whose references ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the run's fastest: one level of the host."
     # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT T_MIN": the medians over
     # SREPS passes of the whole compute and of its transforms, and the fastest pass.
     stft_step() {
@@ -258,22 +265,28 @@ if want stft; then
         h5med "$tmp/s.h5" t_compute t_fft t_compute:min
       fi
     }
-    # agree BEFORE TOOK AFTER: the two references' t_compute within SMARGIN of each other, and the
-    # process's transforms within TMARGIN of theirs (geometric mean). Sets why: ref or fft.
+    # agree BEFORE TOOK AFTER TRY: the two references' t_compute within SMARGIN of each other, the
+    # process's transforms within TMARGIN of theirs (geometric mean), and up to LTRIES, both
+    # references within SLEVEL of the fastest so far. Sets why: ref, fft or level.
     agree() {
-      why=$(awk -v b="$1" -v w="$2" -v a="$3" -v m="$SMARGIN" -v tm="$TMARGIN" 'BEGIN {
+      why=$(awk -v b="$1" -v w="$2" -v a="$3" -v t="$4" -v f="$fastest" -v m="$SMARGIN" -v tm="$TMARGIN" \
+        -v lv="$SLEVEL" -v lt="$LTRIES" 'BEGIN {
         split(b, B, " "); split(w, W, " "); split(a, A, " "); g = sqrt(B[2] * A[2])
         if (!(B[1] <= (1 + m) * A[1] && A[1] <= (1 + m) * B[1])) print "ref"
-        else if (!(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft" }')
+        else if (!(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft"
+        else if (t <= lt && (B[1] > (1 + lv) * f || A[1] > (1 + lv) * f)) print "level" }')
       [ -z "$why" ]
     }
+    # fastest T: the fastest reference t_compute so far, given the reference T just run.
+    lower() { fastest=$(awk -v f="$fastest" -v t="${1%% *}" 'BEGIN { print (f == "" || t < f) ? t : f }'); }
     for prec in $PRECISIONS; do
       wis="$tmp/stft-$prec.wisdom"
       WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient 1 0 >/dev/null
       rows="$tmp/stft-$prec.rows"
       : >"$rows"
-      retaken=0 retaken_fft=0 kept=0
+      retaken=0 retaken_fft=0 retaken_level=0 kept=0 fastest=
       before=$(stft_step ref "$prec")
+      lower "$before"
       for ((r = 0; r < SROUNDS; r++)); do
         steps=(wb wbn wbm)
         for ((i = 0; i < ${#steps[@]}; i++)); do
@@ -281,11 +294,13 @@ if want stft; then
           for ((try = 1; ; try++)); do
             took=$(stft_step "$step" "$prec")
             after=$(stft_step ref "$prec")
+            lower "$after"
             ok=0
-            agree "$before" "$took" "$after" && { ok=1; break; }
+            agree "$before" "$took" "$after" "$try" && { ok=1; break; }
             if [ "$try" -ge "$STRIES" ]; then kept=$((kept + 1)); break; fi
             retaken=$((retaken + 1))
             [ "$why" = fft ] && retaken_fft=$((retaken_fft + 1))
+            [ "$why" = level ] && retaken_level=$((retaken_level + 1))
             before=$after
           done
           echo "$step $ok $before $took $after" >>"$rows"
@@ -293,8 +308,9 @@ if want stft; then
         done
       done
       [ -n "${STFT_KEEP:-}" ] && cp "$rows" "$STFT_KEEP/stft-$prec.rows"
-      echo "   $prec: $retaken process(es) taken again, $retaken_fft of them because their transforms were not their references'; $kept kept after $STRIES tries$([ "$kept" -gt 0 ] && echo ' (marked * below)')"
-      "$PYTHON" - "$prec" "$rows" "${SLEVEL:-0.10}" <<'PY'
+      echo "   $prec: $retaken process(es) taken again: $retaken_fft because their transforms were not their references', $retaken_level because"
+      echo "   the host was off its fastest level; $kept kept after $STRIES tries$([ "$kept" -gt 0 ] && echo ' (marked * below)')"
+      "$PYTHON" - "$prec" "$rows" "$SLEVEL" <<'PY'
 import sys
 import numpy as np
 prec, path, LEVEL = sys.argv[1], sys.argv[2], float(sys.argv[3])
