@@ -8,7 +8,9 @@
 # SECTIONS (any of paired compute stft whole phase memory cluster; default all); PROCS and PROUNDS
 # (processes and rounds per process of the paired section, default 7 and 40); SROUNDS, SREPS, SMARGIN
 # and STRIES (the stft section's rounds, repetitions per process, how closely the two references
-# beside a process must agree, and tries; default 11, 120, 0.03 and 8).
+# beside a process must agree, and tries; default 11, 120, 0.03 and 8); TMARGIN (how closely the
+# process's transforms must take its references', 0.05), SLEVEL and LTRIES (how near the fastest
+# reference so far both must be, for how many tries, 0.10 and 3); STFT_KEEP=DIR keeps the rows.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
