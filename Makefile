@@ -77,10 +77,13 @@ override LDLIBS += $(FFTW_MPI_LIBS) $(PKG_LIBS) -lm -lpthread
 # them changes, not only when they do: otherwise a result file names a commit it was not built
 # from. A stamp holds the three, rewritten only when they differ.
 VERSION_STAMP := $(B)/version.stamp
-VERSION_TEXT  := $(VERSION) $(GIT_REV) $(USER_CFLAGS)
-ifneq ($(shell mkdir -p $(B) && cat $(VERSION_STAMP) 2>/dev/null),$(VERSION_TEXT))
-$(file >$(VERSION_STAMP),$(VERSION_TEXT))
+VERSION_TEXT  := $(strip $(VERSION) $(GIT_REV) $(USER_CFLAGS))
+# Written by a rule, not while the Makefile is read: `make compare B=two.h5` gives B another meaning.
+ifneq ($(shell cat $(VERSION_STAMP) 2>/dev/null),$(VERSION_TEXT))
+$(VERSION_STAMP): FORCE
 endif
+$(VERSION_STAMP):
+	@mkdir -p $(@D) && printf '%s\n' '$(subst ','\'',$(VERSION_TEXT))' >$@
 VERSION_USERS := $(patsubst src/%.c,%.o,$(shell grep -rlE 'WB_(VERSION|GIT_REV|CFLAGS)' src --include='*.c'))
 $(addprefix $(B)/obj/,$(VERSION_USERS)) $(addprefix $(B)/faults/,$(VERSION_USERS)): $(VERSION_STAMP)
 

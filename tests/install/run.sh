@@ -92,5 +92,18 @@ check "uninstall leaves what was there before" test -f "$P/bin/someone-elses-too
 after=$(cd "$P" && find . | sort)
 extra=$(comm -13 <(echo "$before") <(echo "$after") | tr '\n' ' ')
 echo "    (folders left behind, standard ones: ${extra:-none})"
+# The sources that record the version, commit or flags are rebuilt when one of these changes, and
+# only they are; `make compare B=file` (B is also the build folder) does not touch the stamp.
+B=${WB_BUILD:-build}
+flags=$(cut -d' ' -f3- "$B/version.stamp" 2>/dev/null)
+make -n --no-print-directory CFLAGS="$flags -DWB_STAMP_PROBE" "$B/wulfbench" >"$tmp/dry" 2>&1
+check "a changed flag rebuilds the object that prints the version" grep -q -- "-o $B/obj/cli/main.o" "$tmp/dry"
+check "a changed flag leaves the transforms' objects alone" bash -c "! grep -q -- '-o $B/obj/fftw/fft.o' '$tmp/dry'"
+check "a changed flag rewrites the stamp" grep -q -- "version.stamp" "$tmp/dry"
+check "the same flags rebuild nothing" make -q --no-print-directory CFLAGS="$flags" "$B/wulfbench"
+printf x >"$tmp/B.h5"
+make --no-print-directory -s compare A="$tmp/B.h5" B="$tmp/B.h5" OUT="$tmp/cmp" >"$tmp/log" 2>&1
+check "make compare B=FILE leaves the file a file" bash -c "test -f '$tmp/B.h5' && grep -q 'B.h5' '$tmp/log' && ! grep -q version.stamp '$tmp/log'"
+
 check "install put files in every place it should" test "$(echo "$installed" | grep -c .)" -gt 20
 finish
