@@ -271,13 +271,15 @@ if want stft; then
     }
     # agree BEFORE TOOK AFTER TRY: the two references' t_compute within SMARGIN of each other, the
     # process's transforms within TMARGIN of theirs (geometric mean), and up to LTRIES, both
-    # references within SLEVEL of the fastest so far. Sets why: ref, fft or level.
+    # references within SLEVEL of the fastest so far. Sets why: ref, fft or level. The transforms
+    # are a probe of the host only where they run the references' plan: not for measure (step
+    # wbm), which plans afresh; on a slow level its plans ran 0.85 of the reference's wisdom's.
     agree() {
       why=$(awk -v b="$1" -v w="$2" -v a="$3" -v t="$4" -v f="$fastest" -v m="$SMARGIN" -v tm="$TMARGIN" \
-        -v lv="$SLEVEL" -v lt="$LTRIES" 'BEGIN {
+        -v lv="$SLEVEL" -v lt="$LTRIES" -v own="$([ "$step" = wbm ] && echo 1 || echo 0)" 'BEGIN {
         split(b, B, " "); split(w, W, " "); split(a, A, " "); g = sqrt(B[2] * A[2])
         if (!(B[1] <= (1 + m) * A[1] && A[1] <= (1 + m) * B[1])) print "ref"
-        else if (!(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft"
+        else if (!own && !(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft"
         else if (t <= lt && (B[1] > (1 + lv) * f || A[1] > (1 + lv) * f)) print "level" }')
       [ -z "$why" ]
     }
