@@ -242,7 +242,7 @@ if want stft; then
     SLEVEL=${SLEVEL:-0.10}
     LTRIES=${LTRIES:-3}
     echo "   Each wulfbench process runs between two reference processes and counts when the two agree"
-    echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% and its transforms (the same plan) take theirs within $(awk -v m="$TMARGIN" 'BEGIN {print 100 * m}')%, and for its first"
+    echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% and its transforms (portable, NATIVE=1: the same plan) take theirs within $(awk -v m="$TMARGIN" 'BEGIN {print 100 * m}')%, and for its first"
     echo "   $LTRIES tries when both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference so far (else taken again, up to"
     echo "   $STRIES tries). ratio: wulfbench over the geometric mean"
     echo "   of its two references, median over rounds [min, max] (target <= 1.05); spread: the rounds'"
