@@ -269,22 +269,33 @@ if want stft; then
         h5med "$tmp/s.h5" t_compute t_fft t_compute:min
       fi
     }
-    # agree BEFORE TOOK AFTER TRY: the two references' t_compute within SMARGIN of each other, the
-    # process's transforms within TMARGIN of theirs (geometric mean), and up to LTRIES, both
-    # references within SLEVEL of the fastest so far. Sets why: ref, fft or level. The transforms
-    # are a probe of the host only where they run the references' plan: not for measure (step
-    # wbm), which plans afresh; on a slow level its plans ran 0.85 of the reference's wisdom's.
+    # agree STEP BEFORE TOOK AFTER TRY: the two references' t_compute within SMARGIN of each other,
+    # the process's transforms within TMARGIN of theirs (geometric mean), and up to LTRIES, both
+    # references on the fastest level so far. Sets why: ref, fft or level. The transforms are a
+    # probe of the host only where they run the references' plan: not for measure (step wbm),
+    # which plans afresh; on a slow level its plans ran 0.85 of the reference's wisdom's.
     agree() {
-      why=$(awk -v b="$1" -v w="$2" -v a="$3" -v t="$4" -v f="$fastest" -v m="$SMARGIN" -v tm="$TMARGIN" \
-        -v lv="$SLEVEL" -v lt="$LTRIES" -v own="$([ "$step" = wbm ] && echo 1 || echo 0)" 'BEGIN {
+      why=$(awk -v b="$2" -v w="$3" -v a="$4" -v m="$SMARGIN" -v tm="$TMARGIN" -v own="$([ "$1" = wbm ] && echo 1 || echo 0)" 'BEGIN {
         split(b, B, " "); split(w, W, " "); split(a, A, " "); g = sqrt(B[2] * A[2])
         if (!(B[1] <= (1 + m) * A[1] && A[1] <= (1 + m) * B[1])) print "ref"
-        else if (!own && !(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft"
-        else if (t <= lt && (B[1] > (1 + lv) * f || A[1] > (1 + lv) * f)) print "level" }')
+        else if (!own && !(W[2] <= (1 + tm) * g && g <= (1 + tm) * W[2])) print "fft" }')
+      if [ -z "$why" ] && [ "$5" -le "$LTRIES" ] && off_level "$2" "$4"; then why=level; fi
       [ -z "$why" ]
+    }
+    # off_level BEFORE AFTER: either reference's t_compute more than SLEVEL over the fastest so far.
+    off_level() {
+      awk -v b="${1%% *}" -v a="${2%% *}" -v f="$fastest" -v lv="$SLEVEL" 'BEGIN { exit !(b > (1 + lv) * f || a > (1 + lv) * f) }'
     }
     # fastest T: the fastest reference t_compute so far, given the reference T just run.
     lower() { fastest=$(awk -v f="$fastest" -v t="${1%% *}" 'BEGIN { print (f == "" || t < f) ? t : f }'); }
+    # bracket STEP TRY: one process of STEP after the reference in before, and the reference after
+    # it (sets took and after); true when the process counts (agree).
+    bracket() {
+      took=$(stft_step "$1" "$prec")
+      after=$(stft_step ref "$prec")
+      lower "$after"
+      agree "$1" "$before" "$took" "$after" "$2"
+    }
     for prec in $PRECISIONS; do
       wis="$tmp/stft-$prec.wisdom"
       WISDOM=$wis "${PIN[@]}" "$tmp/stft_$prec" pipeline 64 5 1 patient 1 0 >/dev/null
@@ -298,11 +309,8 @@ if want stft; then
         for ((i = 0; i < ${#steps[@]}; i++)); do
           step=${steps[$(((i + r) % ${#steps[@]}))]}
           for ((try = 1; ; try++)); do
-            took=$(stft_step "$step" "$prec")
-            after=$(stft_step ref "$prec")
-            lower "$after"
             ok=0
-            agree "$before" "$took" "$after" "$try" && { ok=1; break; }
+            bracket "$step" "$try" && { ok=1; break; }
             if [ "$try" -ge "$STRIES" ]; then kept=$((kept + 1)); break; fi
             retaken=$((retaken + 1))
             [ "$why" = fft ] && retaken_fft=$((retaken_fft + 1))
@@ -318,17 +326,14 @@ if want stft; then
       # tries each and SRETAKES in all, and replace their rows when they count.
       SRETAKES=${SRETAKES:-$SROUNDS}
       releveled=0 off=0 spent=0
-      for ((n = 1; n <= $(wc -l <"$rows"); n++)); do
-        read -r step counted b1 _ _ _ _ _ a1 _ _ < <(sed -n "${n}p" "$rows")
-        awk -v c="$counted" -v b="$b1" -v a="$a1" -v f="$fastest" -v lv="$SLEVEL" \
-          'BEGIN { exit !(c == 0 || b > (1 + lv) * f || a > (1 + lv) * f) }' || continue
+      mapfile -t lines <"$rows"
+      for ((n = 1; n <= ${#lines[@]}; n++)); do
+        read -r step counted b1 _ _ _ _ _ a1 _ _ <<<"${lines[n - 1]}"
+        [ "$counted" = 0 ] || off_level "$b1" "$a1" || continue
         off=$((off + 1))
         for ((try = 1; try <= LTRIES && spent < SRETAKES; try++)); do
           spent=$((spent + 1))
-          took=$(stft_step "$step" "$prec")
-          after=$(stft_step ref "$prec")
-          lower "$after"
-          if agree "$before" "$took" "$after" 1; then
+          if bracket "$step" 1; then
             sed -i "${n}s/.*/$step 1 $before $took $after/" "$rows"
             releveled=$((releveled + 1)) before=$after
             break
