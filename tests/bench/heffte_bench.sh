@@ -7,7 +7,9 @@
 # Cells: ranks 1, 2 and 4 (4 oversubscribes 2 cores) x r2c and c2c x 128^3 and 256^3, double.
 # In each cell heFFTe first gets its best options: every reshape (-slabs, -pencils), every exchange
 # (-a2a, -a2av, -p2p, -p2p_pl) and -reorder or -no-reorder are tried once, with 2 transforms each
-# way, and the fastest is the one measured. The rounds then run wulfbench and speed3d in turn, the order swapped each round.
+# way, and the fastest is the one measured. wulfbench plans once in a run before the rounds and saves its
+# wisdom, which every round plans from. The rounds then run wulfbench and speed3d in turn, the order
+# swapped each round.
 #
 # One flop count on both sides: 5 N log2 N for c2c and half that for r2c, N the points of the cube,
 # over the time of one transform. speed3d prints the mean time of a transform over its forward and
@@ -21,7 +23,8 @@
 #
 # Knobs: HEFFTE_ROUNDS (default 5), HEFFTE_RANKS ("1 2 4"), HEFFTE_SIDES ("128 256"),
 # HEFFTE_KINDS ("r2c c2c"), DFFT_REPS (default 5; speed3d runs as many transforms each way),
-# HEFFTE_CACHE (default /var/cache/wulfbench, or ~/.cache/wulfbench when that is not writable).
+# HEFFTE_CACHE (default /var/cache/wulfbench, or ~/.cache/wulfbench when that is not writable),
+# HEFFTE_KEEP=DIR (keep the runs' output there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -66,7 +69,8 @@ if [ ! -e "$dir/built" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# HEFFTE_KEEP=DIR keeps every run's output (speed3d's times, wulfbench's result files) there.
+trap '[ -n "${HEFFTE_KEEP:-}" ] && cp -r "$work/." "$HEFFTE_KEEP/"; rm -rf "$work"' EXIT
 
 run() {
   if ! "$@" >"$work/last.log" 2>&1; then
@@ -82,6 +86,15 @@ speed3d() { # KIND NP SIDE RUNS OPTIONS...
   shift 4
   run "${RUN[@]}" -np "$np" "$H/speed3d_$kind" fftw double "$side" "$side" "$side" "$@" -nruns"$runs"
   awk '/^Time per run:/ {print $4}' "$work/last.log"
+}
+
+# wulfbench's dfft on the cell's wisdom file: the first run in a cell plans (FFTW_MEASURE) and saves
+# it, every round after plans from it, so all rounds time the same plans. Planning afresh in each
+# process could choose another plan in each round, and one chosen during a slow second stayed for
+# that whole round.
+wb_dfft() { # NP SIDE KIND CELL OUT
+  run "${RUN[@]}" -np "$1" "$BIN" dfft --dims 3 --n "$2" --kind "$3" --direction both \
+    --reps "$REPS" --wisdom "$work/wisdom-$4" -q --force -o "$5"
 }
 
 OPTIONS=()
@@ -108,13 +121,14 @@ for side in $SIDES; do
       done
       echo "$best" >"$work/best-$cell"
       echo "# $cell: heFFTe's fastest options $best ($best_t s per transform)" >&2
+      # wulfbench plans in a run of its own before the rounds (see wb_dfft).
+      wb_dfft "$np" "$side" "$kind" "$cell" "$work/plan-$cell.h5"
       for round in $(seq 1 "$ROUNDS"); do
         steps=(wb he)
         [ $((round % 2)) -eq 0 ] && steps=(he wb)
         for step in "${steps[@]}"; do
           if [ "$step" = wb ]; then
-            run "${RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
-              --reps "$REPS" -q --force -o "$work/wb-$cell-$round.h5"
+            wb_dfft "$np" "$side" "$kind" "$cell" "$work/wb-$cell-$round.h5"
           else
             # shellcheck disable=SC2086
             speed3d "$kind" "$np" "$side" "$REPS" $best >"$work/he-$cell-$round"
@@ -126,7 +140,7 @@ for side in $SIDES; do
 done
 
 "$PYTHON" - "$work" "$ROUNDS" "$SIDES" "$RANKS" "$KINDS" <<'PY'
-"""Medians of paired ratios per cell, the lowest round, and the guard."""
+"""Medians of paired ratios per cell, the lowest and highest round, and the guard."""
 import math
 import statistics as st
 import sys
@@ -136,10 +150,10 @@ import h5py
 work, rounds = sys.argv[1], int(sys.argv[2])
 sides, ranks, kinds = (a.split() for a in sys.argv[3:6])
 print("wulfbench dfft against heFFTe speed3d (FFTW backend, double): GFLOPS = 5 N log2 N (r2c half) over")
-print("the time of one transform; ratio = wulfbench / heFFTe, median of paired rounds [lowest round];")
+print("the time of one transform; ratio = wulfbench / heFFTe, median of paired rounds [lowest, highest round];")
 print("'forward' is wulfbench's forward median, 'both' the mean of its forward and backward medians;")
 print("heFFTe's is speed3d's mean over its forward and backward runs in both columns.")
-print(f"{'cell':>14} {'heFFTe options':>26} {'heFFTe':>7} {'fwd':>7} {'both':>7} {'ratio fwd':>16} {'ratio both':>16}  guard")
+print(f"{'cell':>14} {'heFFTe options':>26} {'heFFTe':>7} {'fwd':>7} {'both':>7} {'ratio fwd':>22} {'ratio both':>22}  guard")
 missed = []
 for side in sides:
     for np_ in ranks:
@@ -161,7 +175,8 @@ for side in sides:
                 missed.append(cell)
             opts = open(f"{work}/best-{cell}").read().strip()
             print(f"{kind} {side}^3 np{np_:>2} {opts:>26} {st.median(he):7.2f} {st.median(fwd):7.2f} {st.median(both):7.2f}"
-                  f" {st.median(rf):8.2f} [{min(rf):4.2f}] {st.median(rb):8.2f} [{min(rb):4.2f}]  {'ok' if ok else 'MISSED'}")
+                  f" {st.median(rf):8.2f} [{min(rf):4.2f}, {max(rf):4.2f}] {st.median(rb):8.2f} [{min(rb):4.2f}, {max(rb):4.2f}]"
+                  f"  {'ok' if ok else 'MISSED'}")
 print("heFFTe's option search, seconds per transform (one run of 2 transforms each way, before the rounds):")
 for side in sides:
     for np_ in ranks:
