@@ -249,7 +249,7 @@ if want stft; then
     echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
     echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
     echo "   Rounds whose references ran off the run's fastest level are taken again at the end (up to $LTRIES"
-    echo "   tries each). A second line gives the rounds whose references ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the run's fastest: one level."
+    echo "   tries each). A second line gives the rounds whose references both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference run: one level."
     # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT T_MIN": the medians over
     # SREPS passes of the whole compute and of its transforms, and the fastest pass.
     stft_step() {
@@ -346,10 +346,10 @@ if want stft; then
       echo "   $prec: $retaken process(es) taken again: $retaken_fft because their transforms were not their references', $retaken_level because"
       echo "   the host was off its fastest level; $kept kept after $STRIES tries. At the end, $off round(s) off the run's fastest level"
       echo "   or kept: $releveled taken again and counted ($spent tries), $still still kept$([ "$still" -gt 0 ] && echo ' (marked * below)')"
-      "$PYTHON" - "$prec" "$rows" "$SLEVEL" <<'PY'
+      "$PYTHON" - "$prec" "$rows" "$SLEVEL" "$fastest" <<'PY'
 import sys
 import numpy as np
-prec, path, LEVEL = sys.argv[1], sys.argv[2], float(sys.argv[3])
+prec, path, LEVEL, FASTEST = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 rows = [line.split() for line in open(path)]
 names = {"wb": "wulfbench", "wbn": "NATIVE=1", "wbm": "measure"}
 # A row: step, counted (1) or kept after the last try (0), then median, transform median and
@@ -388,9 +388,9 @@ for step, name in names.items():
           f"  t_compute {1e3 * np.median(w[:, 0]):7.3f} ms{f'  *{kept} kept' if kept else ''}")
     # The host's levels do not slow both programs alike (on its slow level both sides' transforms
     # took 1.65x as long, wulfbench's convert, window and magnitudes 1.45x, the reference's 1.13x),
-    # so rounds on different levels differ in ratio. The rounds whose references ran within LEVEL of
-    # the run's fastest are on one level.
-    level = t_ref[sel] <= (1 + LEVEL) * t_ref.min()
+    # so rounds on different levels differ in ratio. The rounds whose references both ran within
+    # LEVEL of the run's fastest reference (off_level's rule, discarded tries included) are on one level.
+    level = (v[sel, 0] <= (1 + LEVEL) * FASTEST) & (v[sel, 6] <= (1 + LEVEL) * FASTEST)
     q = r[level]
     if 0 < level.sum() < sel.sum():
         qm, qlo, qhi = spread(q)
