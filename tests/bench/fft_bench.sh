@@ -248,8 +248,8 @@ if want stft; then
     echo "   of its two references, median over rounds [min, max] (target <= 1.05); spread: the rounds'"
     echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
     echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
-    echo "   Rounds whose references ran off the run's fastest level are taken again at the end (up to $LTRIES"
-    echo "   tries each). A second line gives the rounds whose references both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference run: one level."
+    echo "   Rounds whose references ran off the run's fastest level are taken again at the end ($LTRIES tries"
+    echo "   each in turn, until ${SRETAKES:-$SROUNDS} in all). A second line gives the rounds whose references both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference run: one level."
     # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT T_MIN": the medians over
     # SREPS passes of the whole compute and of its transforms, and the fastest pass.
     stft_step() {
@@ -323,23 +323,34 @@ if want stft; then
       done
       # The first rounds cannot know the level the run will find fastest. Rounds whose references
       # ran off it, and rounds kept after STRIES tries, are taken again at the end, up to LTRIES
-      # tries each and SRETAKES in all, and replace their rows when they count.
+      # tries each in turn, and replace their rows when they count; while SRETAKES tries in all are
+      # not spent, the rounds still off go round again.
       SRETAKES=${SRETAKES:-$SROUNDS}
-      releveled=0 off=0 spent=0
+      releveled=0 spent=0 todo=()
       mapfile -t lines <"$rows"
       for ((n = 1; n <= ${#lines[@]}; n++)); do
         read -r step counted b1 _ _ _ _ _ a1 _ _ <<<"${lines[n - 1]}"
         [ "$counted" = 0 ] || off_level "$b1" "$a1" || continue
-        off=$((off + 1))
-        for ((try = 1; try <= LTRIES && spent < SRETAKES; try++)); do
-          spent=$((spent + 1))
-          if bracket "$step" 1; then
-            sed -i "${n}s/.*/$step 1 $before $took $after/" "$rows"
-            releveled=$((releveled + 1)) before=$after
-            break
-          fi
-          before=$after
+        todo+=("$n $step")
+      done
+      off=${#todo[@]}
+      while [ ${#todo[@]} -gt 0 ] && [ "$spent" -lt "$SRETAKES" ]; do
+        left=()
+        for item in "${todo[@]}"; do
+          read -r n step <<<"$item"
+          for ((try = 1; try <= LTRIES; try++)); do
+            [ "$spent" -lt "$SRETAKES" ] || break
+            spent=$((spent + 1))
+            if bracket "$step" 1; then
+              sed -i "${n}s/.*/$step 1 $before $took $after/" "$rows"
+              releveled=$((releveled + 1)) before=$after
+              continue 2
+            fi
+            before=$after
+          done
+          left+=("$item")
         done
+        todo=("${left[@]}")
       done
       [ -n "${STFT_KEEP:-}" ] && cp "$rows" "$STFT_KEEP/stft-$prec.rows"
       still=$(awk '$2 == 0' "$rows" | wc -l)
