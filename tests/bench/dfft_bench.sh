@@ -11,7 +11,7 @@
 # Knobs: ROUNDS (default 3), DFFT_REPS (default 5), SIZES_1D (default "1048576 4194304"),
 # SIDES_3D (default "128 256"), RANKS_3D (default "1 2 4"), MPICH=0 to skip the MPICH part.
 # The 3-D part runs r2c and c2c, --direction both, with and without --transposed-out, and a bibw
-# run per point at the transpose's per-peer message (section 2).
+# run per point at the transpose's per-peer message (section 2), ROUNDS interleaved rounds of each.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-/usr/bin/python3}
@@ -61,19 +61,33 @@ done
 # 3-D: both directions (forward, and the mean as heFFTe reports it), with and without
 # FFTW_MPI_TRANSPOSED_OUT (forward skips the last transpose, backward the first), then the bibw of
 # ranks 0 and 1 at one transpose's message to each peer, measured in the same job.
+# ROUNDS rounds per point, the order turned each round (slabs, T-out, bibw; then bibw, T-out, slabs),
+# so each round's transpose is set against a bibw measured beside it.
 for side in $SIDES_3D; do
   for np in $RANKS_3D; do
     for kind in r2c c2c; do
       echo "# 3-D $kind $side^3 on $np ranks" >&2
-      run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
-        --reps "$DFFT_REPS" -q -o "$work/d3-$kind-$side-$np.h5"
-      run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
-        --transposed-out --reps "$DFFT_REPS" -q -o "$work/d3t-$kind-$side-$np.h5"
-      if [ "$np" -gt 1 ]; then
-        msg=$("$PYTHON" -c 'import sys, h5py; g = h5py.File(sys.argv[1])["dfft/p000"]
-print(max(1, int(g["bytes_transposed"][()].max()) // 2 // (int(sys.argv[2]) - 1)))' "$work/d3-$kind-$side-$np.h5" "$np")
-        run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw --window 1 -m "$msg:$msg" -q -o "$work/bibw-$kind-$side-$np.h5"
-      fi
+      msg=""
+      for round in $(seq 1 "$ROUNDS"); do
+        steps=(d3 d3t bibw)
+        [ $((round % 2)) -eq 0 ] && steps=(bibw d3t d3)
+        [ "$np" -gt 1 ] || steps=(d3 d3t)
+        for step in "${steps[@]}"; do
+          case $step in
+            d3 | d3t)
+              tout=()
+              [ "$step" = d3t ] && tout=(--transposed-out)
+              run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
+                "${tout[@]}" --reps "$DFFT_REPS" -q -o "$work/$step-$kind-$side-$np-$round.h5" ;;
+            bibw)
+              # One transpose's message to each peer (round 1 runs the slabs first).
+              [ -n "$msg" ] || msg=$("$PYTHON" -c 'import sys, h5py; g = h5py.File(sys.argv[1])["dfft/p000"]
+print(max(1, int(g["bytes_transposed"][()].max()) // 2 // (int(sys.argv[2]) - 1)))' "$work/d3-$kind-$side-$np-1.h5" "$np")
+              run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw --window 1 -m "$msg:$msg" -q \
+                -o "$work/bibw-$kind-$side-$np-$round.h5" ;;
+          esac
+        done
+      done
     done
   done
 done
@@ -144,22 +158,26 @@ print("   messages reads 1.5-2x slower here, its buffers out of the caches),")
 print("   and the same for the exchange alone ('exch/bibw': 2 x exchange_Bps, the MPI calls inside the")
 print("   transposes on the rank that waited least, without the packing around them);")
 print("   'T-out' rows leave the output transposed (FFTW_MPI_TRANSPOSED_OUT, and TRANSPOSED_IN back).")
+print(f"   Medians over {rounds} interleaved rounds; the two ratios are medians of each round's ratio to the bibw")
+print("   run beside it, the exchange's with its lowest and highest round.")
 print(f"   {'shape':>10} {'kind':>4} {'ranks':>5} {'layout':>6} {'GFLOPS fwd':>10} {'mean':>7} {'transp fwd':>10}"
-      f" {'bwd':>6} {'MB/s/rank':>10} {'bibw MB/s':>10} {'over bibw':>9} {'exch/bibw':>9}")
+      f" {'bwd':>6} {'MB/s/rank':>10} {'bibw MB/s':>10} {'over bibw':>9} {'exch/bibw [min, max]':>21}")
 for side in sides:
     for np_ in ranks:
         for kind in ("r2c", "c2c"):
-            bibw = float("nan")
+            bibw = [float("nan")] * rounds
             if np_ > 1:
-                g = h5py.File(f"{work}/bibw-{kind}-{side}-{np_}.h5")["transfer/bibw"]
-                bibw = float(np.ravel(g["bandwidth_Bps"][()])[-1])
+                bibw = [float(np.ravel(h5py.File(f"{work}/bibw-{kind}-{side}-{np_}-{r}.h5")["transfer/bibw"]["bandwidth_Bps"][()])[-1])
+                        for r in range(1, rounds + 1)]
             for tag, name in (("d3", "slabs"), ("d3t", "T-out")):
-                a = h5py.File(f"{work}/{tag}-{kind}-{side}-{np_}.h5")["dfft/p000"].attrs
-                both_ways = 2 * a["transpose_Bps_min"]
-                print(f"   {side:>4}^3     {kind:>4} {np_:>5} {name:>6} {a['gflops']:10.2f} {a['gflops_mean']:7.2f}"
-                      f" {100 * a['transpose_share']:9.1f}% {100 * a['transpose_share_backward']:5.1f}%"
-                      f" {a['transpose_Bps_min'] / 1e6:10.1f} {bibw / 1e6:10.1f} {both_ways / bibw:9.2f}"
-                      f" {2 * a['exchange_Bps'] / bibw:9.2f}")
+                a = [h5py.File(f"{work}/{tag}-{kind}-{side}-{np_}-{r}.h5")["dfft/p000"].attrs for r in range(1, rounds + 1)]
+                med = lambda key: st.median(x[key] for x in a)
+                over = [2 * x["transpose_Bps_min"] / b for x, b in zip(a, bibw)]
+                exch = [2 * x["exchange_Bps"] / b for x, b in zip(a, bibw)]
+                print(f"   {side:>4}^3     {kind:>4} {np_:>5} {name:>6} {med('gflops'):10.2f} {med('gflops_mean'):7.2f}"
+                      f" {100 * med('transpose_share'):9.1f}% {100 * med('transpose_share_backward'):5.1f}%"
+                      f" {med('transpose_Bps_min') / 1e6:10.1f} {st.median(bibw) / 1e6:10.1f} {st.median(over):9.2f}"
+                      f" {st.median(exch):9.2f} [{min(exch):.2f}, {max(exch):.2f}]")
 
 if have_mpich:
     print("3. Open MPI vs MPICH on 2 ranks (same source, make MPI=mpich): medians of paired ratios")
