@@ -241,6 +241,7 @@ if want stft; then
     # on another level is waited for LTRIES tries at most, then taken as it is.
     SLEVEL=${SLEVEL:-0.10}
     LTRIES=${LTRIES:-3}
+    SRETAKES=${SRETAKES:-$SROUNDS}
     echo "   Each wulfbench process runs between two reference processes and counts when the two agree"
     echo "   within $(awk -v m="$SMARGIN" 'BEGIN {print 100 * m}')% and its transforms (portable, NATIVE=1: the same plan) take theirs within $(awk -v m="$TMARGIN" 'BEGIN {print 100 * m}')%, and for its first"
     echo "   $LTRIES tries when both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference so far (else taken again, up to"
@@ -249,7 +250,7 @@ if want stft; then
     echo "   lowest and highest ratio against their median (target within +-5%). transform: FFTW's execute"
     echo "   calls alone (t_fft; the reference's tfft); rest: convert and window before, magnitudes after."
     echo "   Rounds whose references ran off the run's fastest level are taken again at the end ($LTRIES tries"
-    echo "   each in turn, until ${SRETAKES:-$SROUNDS} in all). A second line gives the rounds whose references both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference run: one level."
+    echo "   each in turn, until $SRETAKES in all). A second line gives the rounds whose references both ran within $(awk -v m="$SLEVEL" 'BEGIN {print 100 * m}')% of the fastest reference run: one level."
     # stft_step STEP PREC: one timed process; prints "T_COMPUTE T_FFT T_MIN": the medians over
     # SREPS passes of the whole compute and of its transforms, and the fastest pass.
     stft_step() {
@@ -325,7 +326,6 @@ if want stft; then
       # ran off it, and rounds kept after STRIES tries, are taken again at the end, up to LTRIES
       # tries each in turn, and replace their rows when they count; while SRETAKES tries in all are
       # not spent, the rounds still off go round again.
-      SRETAKES=${SRETAKES:-$SROUNDS}
       releveled=0 spent=0 todo=()
       mapfile -t lines <"$rows"
       for ((n = 1; n <= ${#lines[@]}; n++)); do
