@@ -1,22 +1,33 @@
 # wulfbench: build, dependencies, run, tests, benchmarks, report, install.
 # Knobs: override on the command line or in make.local.
-# MPI=openmpi (default) or MPI=mpich: which MPI and parallel HDF5 to build against, into build/ or build-mpich/.
+#: MPI=openmpi (default) or MPI=mpich: which MPI and parallel HDF5 to build against, into build/ or build-mpich/
 MPI    ?= openmpi
-# NATIVE=1: compile for this machine (-march=native) into its own folder (build-native/); docs/kernels.md.
+#: NATIVE=1: compile for this machine (-march=native) into its own folder (build-native/); docs/kernels.md
 NATIVE ?= 0
+#: UNSIGNED_CHAR=1: plain char unsigned, as on ARM, into build-uchar/
 UNSIGNED_CHAR ?= 0
+#: CFLAGS, LDFLAGS, CC: the compiler and its flags (the required ones are added to them)
 CFLAGS ?= -O3 -g -fno-math-errno
 LDFLAGS ?=
+#: PYTHON=/usr/bin/python3: the interpreter with Debian's h5py, numpy and matplotlib
 PYTHON ?= /usr/bin/python3
+#: NP: ranks of make run (default: the cores, $(NP) here); MPIEXEC: the launcher
 NP     ?= $(shell nproc 2>/dev/null || echo 2)
+#: PREFIX=/usr/local (and DESTDIR): where make install puts things
 PREFIX ?= /usr/local
+#: RESULTS=results: the folder make run writes and make report reads
 RESULTS ?= results
+#: FUZZ_SECONDS=60: how long make fuzz runs
 FUZZ_SECONDS ?= 60
-# make test-arm: which ARM roots (arm64, armhf or all).
+#: ARCH=arm64, armhf or all (the default): which ARM roots make test-arm builds and tests
 ARCH ?= all
 FUZZ_CC ?= clang
 SAN_MPI_TESTS ?= tests/mpi/test_fft.py tests/mpi/test_reliability.py
 -include make.local
+
+# `make` alone builds the program: the default goal is named, not left to whichever rule comes first
+# (the version stamp's rule once did, and plain `make` built nothing).
+.DEFAULT_GOAL := all
 
 ifeq ($(MPI),openmpi)
 CC      = mpicc
@@ -33,6 +44,7 @@ MPIEXEC ?= mpiexec.mpich
 OVERSUBSCRIBE =
 B       = build-mpich
 HDF5_PKG = hdf5-mpich
+#: FFTW_MPI_LIBS, FFTW_MPICH: the FFTW-MPI dfft links (MPICH: the one jobs/build-fftw-mpi.sh builds)
 # Debian's FFTW-MPI is for Open MPI; jobs/build-fftw-mpi.sh (run by install-deps.sh mpich) builds it
 # for MPICH into FFTW_MPICH. Without it dfft says it is missing, unless FFTW_MPI_LIBS names another.
 FFTW_MPICH ?= /usr/local/lib/wulfbench-fftw-mpich
@@ -109,11 +121,13 @@ LIB   := $(filter-out $(B)/obj/cli/main.o,$(OBJ))
 UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .DELETE_ON_ERROR:
+BUILD_DIRS = build build-mpich build-san build-native build-mpich-native build-uchar build-mpich-uchar
+
 .PHONY: all units deps deps-test deps-arm deps-bench deps-fuzz run test test-unit test-mpi test-analysis test-transfer test-load \
         test-browser test-cluster test-arm test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster setup \
         report compare install uninstall clean help
 
-all: $(B)/wulfbench $(B)/wulfbench.1 $(B)/wulfbench.bash
+all: $(B)/wulfbench $(B)/wulfbench.1 $(B)/wulfbench.bash  ## (what `make` alone does) build $(B)/wulfbench, its man page and completion
 
 $(B)/wulfbench: $(OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -194,16 +208,16 @@ test-reliability: all  ## full disk on a tmpfs and a 30-kill loop per rank (root
 deps:            ## install the Debian packages needed to build and run (asks sudo when not root)
 	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis
 
-deps-test:
+deps-test:       ## install what deps does, and what the tests need
 	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test
 
-deps-fuzz:
+deps-fuzz:       ## install clang and its fuzzer runtimes
 	@bash jobs/install-deps.sh fuzz test
 
-deps-arm:
+deps-arm:        ## install qemu-user and mmdebstrap for test-arm
 	@bash jobs/install-deps.sh build analysis test arm
 
-deps-bench:
+deps-bench:      ## install what deps does, and the reference programs of bench
 	@bash jobs/install-deps.sh build $(DEPS_MPI) analysis test bench
 
 run: deps        ## the main job: a baseline, `wulfbench suite` (paired baseline inside) on every core, a baseline again, the report
@@ -229,9 +243,9 @@ test: deps-test  ## unit, MPI integration and analysis tests; last line "N passe
 $(B)/tests/wbspectra: tests/arm/wbspectra.c $(LIB) | $(B)/tests
 	$(CC) $(CFLAGS) $(TEST_CFLAGS) -Isrc -o $@ $< $(LIB) $(LDLIBS)
 
-units: $(UNITS)
+units: $(UNITS)  ## build the C unit tests without running them
 
-test-unit: $(UNITS)
+test-unit: $(UNITS)  ## the C unit tests and the source rules (part of test)
 	@bash tests/run.sh unit
 
 # The tests' stand-in for the Pi firmware's mailbox (tests/mpi/fake_vcio.c), preloaded into the fault build.
@@ -239,26 +253,26 @@ $(B)/tests/fake_vcio.so: tests/mpi/fake_vcio.c
 	@mkdir -p $(dir $@)
 	gcc -O2 -Wall -Wextra -shared -fPIC -o $@ $< -ldl
 
-test-mpi: all $(B)/wulfbench-faults $(B)/tests/fake_vcio.so
+test-mpi: all $(B)/wulfbench-faults $(B)/tests/fake_vcio.so  ## the MPI integration tests (part of test)
 	@$(if $(FFTW_MPI_DEF),echo "test-mpi: $(B)/wulfbench has no FFTW-MPI and its dfft tests are skipped; bash jobs/build-fftw-mpi.sh builds it for MPICH" >&2)
 	@bash tests/run.sh mpi
 
-test-analysis: all
+test-analysis: all  ## the analysis tests (part of test)
 	@bash tests/run.sh analysis
 
-test-transfer: all $(B)/wulfbench-faults
+test-transfer: all $(B)/wulfbench-faults  ## the transfer tests alone
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/mpi/test_transfer.py
 
-test-load: all $(B)/wulfbench-faults
+test-load: all $(B)/wulfbench-faults  ## the load tests alone
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/mpi/test_load.py
 
 test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
 test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup (root)
-	@fail=0; for t in run check power netfault faults buys setup; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+	@fail=0; for t in run check power netfault faults buys setup nodesteps; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
-test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64|armhf|all)
+test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64, armhf or all, the default)
 	@$(MAKE) --no-print-directory all $(B)/tests/wbspectra
 	@bash tests/arm/run.sh $(ARCH)
 
@@ -349,37 +363,20 @@ uninstall:           ## remove what install put under PREFIX (standard folders s
 	rm -f $(DESTDIR)$(MANDIR)/wulfbench.1 $(DESTDIR)$(COMPDIR)/wulfbench
 	rm -rf $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
-test-install: deps-test  ## install into a temporary PREFIX (and a DESTDIR), run each installed command, uninstall
+test-install: deps-test  ## a fresh clone built by plain make (and MPI=mpich), then install into a temporary PREFIX (and a DESTDIR), each installed command run, uninstall
 	@$(MAKE) --no-print-directory all
 	bash tests/install/run.sh
 
-clean:
-	rm -rf build build-mpich build-san build-native build-mpich-native build-uchar build-mpich-uchar
+clean:               ## remove every build folder: $(BUILD_DIRS)
+	rm -rf $(BUILD_DIRS)
 
-help:                ## list the targets
-	@echo "make              build build/wulfbench"
-	@echo "make run          install what is missing, run the suite on $(NP) ranks and a baseline, write report/"
-	@echo "make test         install what is missing, run unit, MPI and analysis tests"
-	@echo "make bench        figures beside bare FFTW, NetPIPE and HPCC"
-	@echo "make bench-cluster  figures on the emulated cluster per link profile (root)"
-	@echo "make report       report/ from $(RESULTS)/*.h5"
-	@echo "make test-unit | test-mpi | test-analysis | test-transfer | test-load   parts of make test"
-	@echo "make test-browser the report in headless Chromium"
-	@echo "make test-cluster an emulated 3-node Pi cluster (root)"
-	@echo "make test-arm     built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64|armhf)"
-	@echo "make setup HOSTFILE=FILE   fresh boards to a checked cluster (keys, /etc/hosts, packages, binary; Ansible)"
-	@echo "make test-slurm   a real one-node Slurm (root)"
-	@echo "make test-reliability  a full disk (tmpfs) and SIGKILL at random moments (root)"
-	@echo "make test-sanitize  unit and some MPI tests under ASan+UBSan (build-san/)"
-	@echo "make fuzz         the WAV decoder under libFuzzer for FUZZ_SECONDS (default 60)"
-	@echo "make compare A=one.h5 B=two.h5   two runs side by side: ratio, CI, significance (CSV and HTML)"
-	@echo "make install PREFIX=/usr/local   install wulfbench, wulfbench-report, job scripts, analysis, man page,"
-	@echo "                  bash completion and docs (DESTDIR for packaging); make uninstall removes them"
-	@echo "make test-install install into a temporary PREFIX and run each installed command"
-	@echo "make deps         install build and run dependencies (Debian, Ubuntu, Raspberry Pi OS)"
-	@echo "make clean        remove build/ and build-mpich/"
-	@echo "make MPI=mpich ... the same against MPICH and its parallel HDF5, into build-mpich/"
-	@echo "make NATIVE=1 ... the same compiled for this machine (-march=native), into build-native/"
-	@echo "knobs: MPI NATIVE UNSIGNED_CHAR ARCH CC CFLAGS PYTHON MPIEXEC NP PREFIX RESULTS FFTW_MPI_LIBS FFTW_MPICH, or put them in make.local"
+help:                ## list the targets and knobs
+	@awk -v B='$(B)' -v NP='$(NP)' -v RESULTS='$(RESULTS)' -v DIRS='$(BUILD_DIRS)' -v SAN='$(SAN_MPI_TESTS)' \
+	  'function x(t) { gsub(/\$$\(B\)/, B, t); gsub(/\$$\(NP\)/, NP, t); gsub(/\$$\(RESULTS\)/, RESULTS, t); \
+	                   gsub(/\$$\(BUILD_DIRS\)/, DIRS, t); gsub(/\$$\(SAN_MPI_TESTS\)/, SAN, t); return t } \
+	   /^#: / { sub(/^#: /, ""); knobs = knobs "  " x($$0) "\n"; next } \
+	   /^[a-z][a-z0-9-]*:.*## / { name = $$0; sub(/:.*/, "", name); text = $$0; sub(/^[^#]*## /, "", text); \
+	                              printf "make %-16s %s\n", name, x(text) } \
+	   END { printf "knobs (on the command line or in make.local):\n%s", knobs }' $(firstword $(MAKEFILE_LIST))
 
 -include $(OBJ:.o=.d) $(FOBJ:.o=.d) $(SOBJ:.o=.d)

@@ -105,5 +105,55 @@ printf x >"$tmp/B.h5"
 make --no-print-directory -s compare A="$tmp/B.h5" B="$tmp/B.h5" OUT="$tmp/cmp" >"$tmp/log" 2>&1
 check "make compare B=FILE leaves the file a file" bash -c "test -f '$tmp/B.h5' && grep -q 'B.h5' '$tmp/log' && ! grep -q version.stamp '$tmp/log'"
 
+# A fresh clone built as the README and docs/cluster.md §0 say: `make` with no target, then jobs/setup.
+clone=$tmp/clone
+if git clone -q "$repo" "$clone" 2>"$tmp/log"; then
+    (cd "$clone" && make --no-print-directory >"$tmp/mk" 2>&1)
+    check "fresh clone: make with no target leaves an executable build/wulfbench" test -x "$clone/build/wulfbench"
+    check "fresh clone: a second make rebuilds nothing" make -C "$clone" -q --no-print-directory
+    for v in NATIVE=1 UNSIGNED_CHAR=1 "MPI=mpich NATIVE=1"; do
+        d=$(make -C "$clone" -s --no-print-directory $v -f Makefile -f - <<<'print-b: ; @echo $(B)' print-b)
+        check "fresh clone: make $v alone would link $d/wulfbench" bash -c "make -C '$clone' -n --no-print-directory $v | grep -q -- '-o $d/wulfbench '"
+    done
+    if command -v mpicc.mpich >/dev/null; then
+        (cd "$clone" && make --no-print-directory MPI=mpich >"$tmp/mk" 2>&1)
+        check "fresh clone: make MPI=mpich leaves an executable build-mpich/wulfbench" test -x "$clone/build-mpich/wulfbench"
+    else
+        echo "SKIP: make MPI=mpich (no MPICH here: bash jobs/install-deps.sh mpich)"
+    fi
+    # docs/cluster.md §0, command by command, up to jobs/setup's first line: a name that does not
+    # resolve stops it there, after the checks of the head (the binary among them), touching nothing.
+    printf 'wb-no-such-node.invalid slots=1\n' >"$tmp/nodes"
+    sed -n '/^## 0\./,/^## 1\./p' "$clone/docs/cluster.md" | sed -n '/^```$/,/^```$/p' | grep -v '^```' |
+        sed 's/ *#.*//' | grep . >"$tmp/steps"
+    check "docs/cluster.md §0 has make and jobs/setup" bash -c "grep -qx make '$tmp/steps' && grep -q '^jobs/setup ' '$tmp/steps'"
+    if command -v ansible-playbook >/dev/null && command -v ssh-keyscan >/dev/null; then
+        while read -r cmd; do
+            case $cmd in
+            jobs/setup*) (cd "$clone" && timeout 60 jobs/setup --connect-timeout 1 "$tmp/nodes" 2>&1 | head -1 >"$tmp/first") ;;
+            *) (cd "$clone" && timeout 600 bash -c "$cmd" >"$tmp/step" 2>&1) || { fail "§0: $cmd"; tail -5 "$tmp/step"; } ;;
+            esac
+        done <"$tmp/steps"
+        check "§0: jobs/setup gets past the head's checks to the nodes ($(cat "$tmp/first"))" \
+            bash -c "grep -q 'wb-no-such-node.invalid' '$tmp/first' && ! grep -q 'build it here' '$tmp/first'"
+        rm -rf "$clone/build"
+        (cd "$clone" && timeout 60 jobs/setup --connect-timeout 1 "$tmp/nodes" 2>&1 | head -1 >"$tmp/first")
+        check "§0: without a build, jobs/setup says so first" grep -q 'build it here with make' "$tmp/first"
+    else
+        echo "SKIP: docs/cluster.md §0's jobs/setup (no ansible-core or ssh here: bash jobs/install-deps.sh cluster)"
+    fi
+else
+    fail "git clone of the checkout"; cat "$tmp/log"
+fi
+
+# make help comes from the targets' own lines: every phony target is listed, with its text.
+make --no-print-directory -s help >"$tmp/help" 2>&1
+unlisted=
+for t in $(sed -n '/^\.PHONY:/,/[^\\]$/p' Makefile | tr -d '\\' | sed 's/^\.PHONY://'); do
+    grep -qE "^make $t +[^ ]" "$tmp/help" || unlisted+=" $t"
+done
+check "make help lists every target${unlisted:+ (not:$unlisted)}" test -z "$unlisted"
+check "make help: clean names every folder it removes" bash -c "grep -E '^make clean ' '$tmp/help' | grep -q 'build-mpich-uchar'"
+
 check "install put files in every place it should" test "$(echo "$installed" | grep -c .)" -gt 20
 finish
