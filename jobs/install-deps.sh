@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
-# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster slurm fuzz arm
+# Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster firewalls slurm fuzz arm
 # cluster: the emulated cluster (namespaces, tc, a C compiler, sshd for --sshd) and what jobs/setup runs on the head
 #   (ansible-core, ssh, sshpass); installing openssh-server may start an sshd where services start.
+# firewalls: iptables and ufw, installed only for tests/cluster/nodesteps.sh, which enables them inside emulated
+#   nodes (ufw stays inactive on this machine).
 # arm: qemu-user and mmdebstrap, for make test-arm's Debian arm64 and armhf roots (tests/arm/root.sh).
 # fuzz: clang with its libFuzzer and sanitizer runtimes, for make fuzz.
 # mpich: MPICH and its parallel HDF5 beside Open MPI, for make MPI=mpich; Open MPI stays the system mpicc.
@@ -22,6 +24,7 @@ declare -A GROUP=(
   [browser]="chromium fonts-dejavu-core"
   [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping faketime ansible-core openssh-client openssh-server sshpass sudo"
   [slurm]="slurm-wlm munge"
+  [firewalls]="iptables ufw"
   [fuzz]="clang libclang-rt-14-dev"
   [arm]="qemu-user-static binfmt-support mmdebstrap arch-test sox faketime procps"
 )

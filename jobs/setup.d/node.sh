@@ -9,6 +9,43 @@ undo=/var/lib/wulfbench/setup.undo
 step=$1
 shift
 
+# in_net ADDRESS NET[/LEN]: whether the IPv4 ADDRESS lies in NET ('Anywhere' and 0.0.0.0/0 hold every one).
+in_net() {
+    [ "$2" = Anywhere ] && return 0
+    awk -v a="$1" -v n="$2" 'function quad(x, p) { return split(x, p, ".") == 4 && x ~ /^[0-9.]+$/ }
+        function v(x, p) { split(x, p, "."); return ((p[1] * 256 + p[2]) * 256 + p[3]) * 256 + p[4] }
+        BEGIN { len = 32; k = index(n, "/"); if (k) { len = substr(n, k + 1) + 0; n = substr(n, 1, k - 1) }
+                if (!quad(a) || !quad(n) || len < 0 || len > 32) exit 1
+                m = 2 ^ (32 - len); exit !(int(v(a) / m) == int(v(n) / m)) }'
+}
+
+# ufw_allows ADDRESS: an active ufw rule lets ADDRESS reach every port (a rule for one port does not:
+# Open MPI picks its ports at random), from the address itself or a subnet holding it.
+ufw_allows() {
+    for from in $(ufw status 2>/dev/null | awk '/^Anywhere +ALLOW( IN)? +/ && !/\(v6\)/ { print $NF }'); do
+        in_net "$1" "$from" && return 0
+    done
+    return 1
+}
+
+# iptables_dropping: the iptables (legacy or nft back end) whose INPUT chain drops what no rule accepts.
+iptables_dropping() {
+    for t in iptables-legacy iptables-nft iptables; do
+        command -v "$t" >/dev/null || continue
+        "$t" -S INPUT 2>/dev/null | grep -qE '^-P INPUT DROP|^-A INPUT -j (DROP|REJECT)' && { echo "$t"; return 0; }
+    done
+    return 1
+}
+
+# ipt_accepts IPTABLES ADDRESS: an ACCEPT rule for ADDRESS (or its subnet), on any port, before a catch-all drop.
+ipt_accepts() {
+    for net in $("$1" -S INPUT 2>/dev/null | awk '/^-A INPUT -j (DROP|REJECT)/ { exit }
+        /^-A INPUT -s [0-9.\/]+ -j ACCEPT$/ { print $4 }'); do
+        in_net "$2" "$net" && return 0
+    done
+    return 1
+}
+
 case $step in
 hosts) # NAME=ADDRESS... (=ADDRESS: a node whose name is not known now; its line in the block stays)
     # The nodes in a block of their own; other lines that give a node's name
@@ -101,21 +138,33 @@ wifi)
     else echo "changed: Wi-Fi down and blocked; recorded for --undo"; fi ;;
 undo)
     [ -s "$undo" ] || { echo "nothing recorded: nothing to undo"; exit 0; }
-    said=""
+    # A change that cannot be put back stays in the record, named, so that a second --undo can finish.
+    said="" failed="" left=$(mktemp)
     while read -r kind what old; do
         case $kind in
-        governor) echo "$old" >"$what" 2>/dev/null && said="$said ${what#/sys/devices/system/cpu/}=$old" ;;
-        wifi) ip link set "$what" up 2>/dev/null && said="$said $what up" ;;
-        rfkill) rfkill unblock wifi 2>/dev/null && said="$said wifi unblocked" ;;
+        governor) { echo "$old" >"$what"; } 2>/dev/null && ok=1 || ok=0; item="${what#/sys/devices/system/cpu/}=$old" ;;
+        wifi) ip link set "$what" up 2>/dev/null && ok=1 || ok=0; item="$what up" ;;
+        rfkill) rfkill unblock wifi 2>/dev/null && ok=1 || ok=0; item="wifi unblocked" ;;
+        *) ok=0; item="an unknown record '$kind $what $old'" ;;
         esac
+        if [ $ok = 1 ]; then said="$said $item"; else failed="$failed $item"; echo "$kind $what $old" >>"$left"; fi
     done <"$undo"
-    rm -f "$undo"
-    echo "changed: put back:${said:- (nothing could be put back)}" ;;
+    if [ -n "$failed" ]; then
+        cat "$left" >"$undo"
+        rm -f "$left"
+        echo "could not put back:$failed (kept in $undo; run --undo again once that can be written)${said:+; put back:$said}"
+        exit 1
+    fi
+    rm -f "$undo" "$left"
+    echo "changed: put back:$said" ;;
 firewall) # ADDRESS...
-    c=0
+    c=0 missing=""
     if command -v ufw >/dev/null && ufw status 2>/dev/null | grep -q '^Status: active'; then
+        if ufw status verbose 2>/dev/null | grep -q 'Default: allow (incoming)'; then
+            echo "ufw active, incoming allowed by default: nothing to open"; exit 0
+        fi
         for a in "$@"; do
-            ufw status | grep -q "ALLOW.*$a\( \|$\)" || { ufw allow from "$a" >/dev/null; c=$((c + 1)); }
+            ufw_allows "$a" || { ufw allow from "$a" >/dev/null; c=$((c + 1)); }
         done
         [ $c = 0 ] && echo "ufw active: every node already allowed" || echo "changed: ufw: allowed $c node address(es)"
     elif command -v firewall-cmd >/dev/null && firewall-cmd --state >/dev/null 2>&1; then
@@ -129,6 +178,11 @@ firewall) # ADDRESS...
         [ $c = 0 ] && echo "firewalld active: every node already trusted" || echo "changed: firewalld: $c node address(es) in the trusted zone"
     elif command -v nft >/dev/null && nft list ruleset 2>/dev/null | grep -q 'hook input.*policy drop'; then
         echo "an nftables input chain drops by default; allow the nodes, e.g.: nft insert rule inet filter input ip saddr { $(echo "$@" | sed 's/ /, /g') } accept"
+        exit 1
+    elif ipt=$(iptables_dropping); then
+        for a in "$@"; do ipt_accepts "$ipt" "$a" || missing="$missing $a"; done
+        [ -z "$missing" ] && { echo "$ipt: the INPUT chain drops by default and accepts every node already"; exit 0; }
+        echo "$ipt: the INPUT chain drops by default; allow the nodes, e.g.:$(for a in $missing; do printf ' %s -I INPUT -s %s -j ACCEPT;' "$ipt" "$a"; done) (and save them where this system restores its rules)"
         exit 1
     else
         echo "no firewall active: nothing to open"
