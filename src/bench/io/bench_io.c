@@ -126,6 +126,10 @@ static int run_test(struct wb_io_run *r, int test, int d, int64_t file_bytes)
             snprintf(p.note, sizeof p.note, "empty files; the folder is fsynced after the creates and the deletes");
         rc = wb_io_point_run(r, &p);
         rc = rc ? rc : wb_io_write_point(r, &p);
+        /* A failed point does not stop the run (docs/usage.md): its line goes to stderr too. */
+        if (rc == 0 && r->rank == 0 && strncmp(p.status, "ok", 2))
+            wb_report_warn("io: point i%03d (%s, %s, %s) %s", r->points - 1, wb_io_test_name(test), p.be->api,
+                           r->dir[d].given, p.status);
         free(p.t_start), free(p.t_end), free(p.lat_s), free(p.meta_s), free(p.bytes), free(p.ops);
     }
     return rc;
