@@ -142,12 +142,16 @@ def test_default_folder_is_the_results_folder(disk):
         assert f["io"].attrs["dirs"] == str(out.parent)
 
 
-def test_a_read_of_other_bytes_names_rank_file_and_offset(disk):
+def faulty(disk: Path, out: Path, tests: str, switch: str, value: str) -> subprocess.CompletedProcess:
+    """io on 2 ranks of the fault build with one WB_FAULT_IO_* switch set."""
     if not FAULTS_BIN.exists():
         pytest.skip(f"{FAULTS_BIN} is missing (make build/wulfbench-faults)")
+    return run_faults(2, "io", "--dir", str(disk), "--tests", tests, *QUICK, "-o", str(out), env={switch: value})
+
+
+def test_a_read_of_other_bytes_names_rank_file_and_offset(disk):
     out = disk / "v.h5"
-    r = run_faults(2, "io", "--dir", str(disk), "--tests", "read,write", *QUICK, "-o", str(out),
-                   env={"WB_FAULT_IO_CORRUPT": "1"})
+    r = faulty(disk, out, "read,write", "WB_FAULT_IO_CORRUPT", "1")
     assert r.returncode == 3, r.stderr
     line = next(l for l in error_lines(r.stderr) if "error" in l)
     assert "rank 1 read other bytes" in line and "wb-io-seq-r1.dat" in line and "at offset" in line
@@ -280,11 +284,8 @@ def test_orphans_of_a_killed_run_are_removed_and_nothing_else(disk):
 
 
 def test_o_direct_refused_falls_back_and_says_so(disk):
-    if not FAULTS_BIN.exists():
-        pytest.skip(f"{FAULTS_BIN} is missing (make build/wulfbench-faults)")
     out = disk / "nd.h5"
-    r = run_faults(2, "io", "--dir", str(disk), "--tests", "randwrite,randread", *QUICK, "-o", str(out),
-                   env={"WB_FAULT_IO_NODIRECT": "1"})
+    r = faulty(disk, out, "randwrite,randread", "WB_FAULT_IO_NODIRECT", "1")
     assert r.returncode == 0, r.stderr
     assert "O_DIRECT refused" in r.stdout
     with h5py.File(out) as f:
