@@ -118,7 +118,7 @@ static int run_test(struct wb_io_run *r, int test, int d, int64_t file_bytes)
         if (test == WB_IO_RANDWRITE || test == WB_IO_RANDREAD)
             p.xfer_bytes = WB_IO_RAND_BYTES;
         if (test == WB_IO_META)
-            p.xfer_bytes = 0;
+            p.xfer_bytes = p.file_bytes = 0;
         if (test == WB_IO_HDF5)
             snprintf(p.note, sizeof p.note, "H5Fflush does not fsync on HDF5's default driver: an explicit fsync of "
                                             "the file is inside the timed window");
