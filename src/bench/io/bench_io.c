@@ -124,6 +124,10 @@ static int run_test(struct wb_io_run *r, int test, int d, int64_t file_bytes)
                                             "the file is inside the timed window");
         if (test == WB_IO_META)
             snprintf(p.note, sizeof p.note, "empty files; the folder is fsynced after the creates and the deletes");
+        if (!r->k->size_bytes && r->k->floor_node_bytes < WB_IO_FLOOR_NODE_BYTES && test != WB_IO_META)
+            snprintf(p.note + strlen(p.note), sizeof p.note - strlen(p.note), "%sa short run's floor of %lld MiB per "
+                     "node: a device's own cache may hold it", *p.note ? "; " : "",
+                     (long long)(r->k->floor_node_bytes >> 20));
         rc = wb_io_point_run(r, &p);
         rc = rc ? rc : wb_io_write_point(r, &p);
         /* A failed point does not stop the run (docs/usage.md): its line goes to stderr too. */

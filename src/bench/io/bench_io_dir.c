@@ -63,7 +63,7 @@ static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
                             "folder on a disk, or add --allow-memory", d->given,
                             fs.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs", host);
     d->free_bytes = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-    int64_t per_rank = r->k->size_bytes ? r->k->size_bytes : WB_IO_FLOOR_NODE_BYTES / r->ppn_max;
+    int64_t per_rank = r->k->size_bytes ? r->k->size_bytes : r->k->floor_node_bytes / r->ppn_max;
     /* The read test's file and the test's own, per rank, with a tenth to spare. */
     int64_t need = (int64_t)ranks_here(r) * per_rank * 2 + per_rank / 5;
     if (d->free_bytes < need)

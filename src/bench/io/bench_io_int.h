@@ -18,8 +18,6 @@
 #define WB_IO_FILE_PREFIX "wb-io-"
 #define WB_IO_MARKER "marker"
 #define WB_IO_MAGIC "wulfbench io run "
-/* Bytes per node a device's own cache cannot hold: the smallest default file set of a test. */
-#define WB_IO_FLOOR_NODE_BYTES (INT64_C(64) << 20)
 /* The random pool the data is cut from (pages), and the page size of the stamps. */
 #define WB_IO_POOL_PAGES 1024
 #define WB_IO_PAGE 4096

@@ -434,7 +434,7 @@ int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
     struct rep_ctx c = {.r = r, .p = &p, .bad_off = -1};
     int nrep = r->o->common.warmup + r->o->common.reps;
     double per_rep_s = k->time_s / (nrep > 0 ? nrep : 1);
-    int64_t floor_b = WB_IO_FLOOR_NODE_BYTES / r->ppn_max, room = r->dir[d].free_bytes / (4 * r->ppn_max);
+    int64_t floor_b = k->floor_node_bytes / r->ppn_max, room = r->dir[d].free_bytes / (4 * r->ppn_max);
     p.file_bytes = k->xfer_bytes;
     int rc = alloc_point(&p, &c);
     wb_io_file_path(r, d, "probe", r->rank, c.path, sizeof c.path);

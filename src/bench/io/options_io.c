@@ -48,6 +48,7 @@ void wb_io_opts_defaults(struct wb_options *o)
     k->tests = (1u << WB_IO_NTESTS) - 1;
     k->time_s = 2.0;
     k->xfer_bytes = WB_IO_XFER_BYTES;
+    k->floor_node_bytes = WB_IO_FLOOR_NODE_BYTES;
 }
 
 void wb_io_opts_compact(struct wb_options *o)
@@ -56,6 +57,7 @@ void wb_io_opts_compact(struct wb_options *o)
     k->tests = (1u << WB_IO_WRITE) | (1u << WB_IO_READ) | (1u << WB_IO_RANDWRITE) | (1u << WB_IO_RANDREAD) |
                (1u << WB_IO_META) | (1u << WB_IO_HDF5);
     k->time_s = 0.5;
+    k->floor_node_bytes = WB_IO_FLOOR_NODE_BYTES / 8;
 }
 
 int wb_io_opts_no_file(const struct wb_options *o) { return wb_io_opts_of(o)->list; }

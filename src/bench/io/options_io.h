@@ -26,6 +26,8 @@ enum wb_io_test {
 /* Default bytes per call of the sequential tests, and the random tests' operation. */
 #define WB_IO_XFER_BYTES (INT64_C(1) << 20)
 #define WB_IO_RAND_BYTES INT64_C(4096)
+/* Bytes per node a device's own cache cannot hold: the smallest default file set of a test. */
+#define WB_IO_FLOOR_NODE_BYTES (INT64_C(64) << 20)
 
 struct wb_io_opts {
     unsigned tests;                       /* --tests: bit mask of enum wb_io_test */
@@ -34,6 +36,7 @@ struct wb_io_opts {
     double time_s;                        /* --time: what each test aims to take per folder */
     int64_t size_bytes;                   /* --size: file bytes per rank; 0 = from --time and the floor */
     int64_t xfer_bytes;                   /* --block: bytes per call of the sequential tests */
+    int64_t floor_node_bytes;             /* the smallest file set per node (suite's is smaller) */
     int allow_memory;                     /* --allow-memory: tmpfs and ramfs are measured too */
     int list;                             /* --list: print the tests and stop */
 };
@@ -48,7 +51,8 @@ const char *wb_io_test_name(int test);
 void wb_io_opts_defaults(struct wb_options *o);
 int wb_io_opts_set(struct wb_options *o, int id, const char *arg);
 int wb_io_opts_validate(struct wb_options *o);
-/* The short run `suite` makes: every test but the shared ones for 0.5 s each on the results folder. */
+/* The short run `suite` makes: every test but the shared ones, 0.5 s each on the results folder, with a floor
+ * of 8 MiB per node (a device's cache may hold that: the row's note says so). */
 void wb_io_opts_compact(struct wb_options *o);
 /* 1 when the run writes no result file (--list). */
 int wb_io_opts_no_file(const struct wb_options *o);
