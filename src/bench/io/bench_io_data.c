@@ -73,32 +73,35 @@ int64_t wb_io_check(const struct wb_io_run *r, const unsigned char *buf, int64_t
     return -1;
 }
 
-/* The share of path's pages in the page cache (mincore), 0 for an empty file, 1 when unknown. */
+/* The share of path's pages in the page cache (mincore over 64 MiB windows, which a 32-bit address space
+ * holds), 0 for an empty file, 1 when unknown. */
 static double resident_share(const char *path)
 {
+    const int64_t window = INT64_C(64) << 20;
     int fd = open(path, O_RDONLY);
     struct stat st;
-    double share = 1;
-    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX / 2) {
-        share = fd >= 0 && st.st_size == 0 ? 0 : 1;
+    if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0)
             close(fd);
-        return share;
+        return 1;
     }
-    size_t len = (size_t)st.st_size, pg = (size_t)sysconf(_SC_PAGESIZE), np = (len + pg - 1) / pg;
-    void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    unsigned char *vec = malloc(np);
-    if (map != MAP_FAILED && vec && mincore(map, len, vec) == 0) {
-        size_t in = 0;
-        for (size_t i = 0; i < np; i++)
+    int64_t pg = sysconf(_SC_PAGESIZE), in = 0, total = 0;
+    unsigned char *vec = malloc((size_t)(window / pg));
+    int ok = vec != NULL;
+    for (int64_t at = 0; ok && at < (int64_t)st.st_size; at += window) {
+        size_t len = (size_t)((int64_t)st.st_size - at < window ? (int64_t)st.st_size - at : window);
+        size_t np = (len + (size_t)pg - 1) / (size_t)pg;
+        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)at);
+        ok = map != MAP_FAILED && mincore(map, len, vec) == 0;
+        for (size_t i = 0; ok && i < np; i++)
             in += vec[i] & 1;
-        share = (double)in / (double)np;
+        total += (int64_t)np;
+        if (map != MAP_FAILED)
+            munmap(map, len);
     }
     free(vec);
-    if (map != MAP_FAILED)
-        munmap(map, len);
     close(fd);
-    return share;
+    return !ok ? 1 : total ? (double)in / (double)total : 0;
 }
 
 const char *wb_io_drop_cache(const struct wb_io_run *r, const char *path, double *resident)
