@@ -180,9 +180,10 @@ static int agree_rep(struct rep_ctx *c, const char *what)
 {
     int rc = 0;
     if (c->err)
-        rc = wb_error_set(WB_EIO, "%s%s at offset %lld of rank %d (%s, on %s)", strerror(c->err),
-                          c->err == ENOSPC || c->err == EDQUOT ? " (the disk is full)" : "", (long long)c->err_off,
-                          c->r->rank, what, wb_comm_hostname(c->r->rank));
+        rc = wb_error_set(WB_EIO, "%s%s at %s %lld of rank %d (%s, on %s)", strerror(c->err),
+                          c->err == ENOSPC || c->err == EDQUOT ? " (the disk or its inodes full)" : "",
+                          c->p->meta_test ? "file" : "offset", (long long)c->err_off, c->r->rank, what,
+                          wb_comm_hostname(c->r->rank));
     else if (c->bad_off >= 0)
         rc = wb_error_set(WB_EVERIFY, "rank %d read other bytes than were written in %s at offset %lld",
                           c->r->rank, c->rpath[0] ? c->rpath : c->path, (long long)c->bad_off);
@@ -340,7 +341,7 @@ static int size_ops(struct rep_ctx *c, double per_rep_s)
         meta_pass(c, t, rate);
     else
         rand_pass(c, p->test == WB_IO_RANDWRITE, wb_rng_mix(c->r->o->common.seed), t);
-    if ((rc = agree_rep(c, c->path)))
+    if ((rc = agree_rep(c, p->meta_test ? c->r->dir[p->d].run : c->path)))
         return rc;
     mine = (double)p->nops * per_rep_s / fmax(t[1] - t[0], 1e-6);
     double all = 0;
