@@ -295,3 +295,17 @@ def test_o_direct_refused_falls_back_and_says_so(disk):
             check_point(g, 2)
             assert g.attrs["direct"] == 0 and "O_DIRECT refused" in g.attrs["direct_note"]
         assert rw.attrs["sync"] == "fdatasync-per-write"
+
+
+def test_timeout_keeps_the_points_before_it(disk):
+    out = disk / "t.h5"
+    r = run_wb(2, "io", "--dir", str(disk), "--tests", "all", *QUICK, "--time", "0.6", "--timeout", "1.5", "-o", str(out))
+    assert r.returncode == 4, r.stderr
+    assert any("--timeout" in l for l in error_lines(r.stderr)), r.stderr
+    with h5py.File(out) as f:
+        assert f.attrs["status"] == "timeout"
+        gs = groups(f)
+        assert 0 < len(gs) < 10 and f["io"].attrs["points"] == len(gs)
+        for g in gs:
+            check_point(g, 2)
+    assert leftovers(disk) == []
