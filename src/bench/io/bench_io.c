@@ -134,7 +134,7 @@ static int run_test(struct wb_io_run *r, int test, int d, int64_t file_bytes)
         if (rc == 0 && r->rank == 0 && strncmp(p.status, "ok", 2))
             wb_report_warn("io: point i%03d (%s, %s, %s) %s", r->points - 1, wb_io_test_name(test), p.be->api,
                            r->dir[d].given, p.status);
-        free(p.t_start), free(p.t_end), free(p.lat_s), free(p.meta_s), free(p.bytes), free(p.ops);
+        wb_io_point_free(&p);
     }
     return rc;
 }
@@ -143,7 +143,9 @@ static int timed_out(const struct wb_io_run *r)
 {
     double limit = r->o->common.timeout_s;
     int32_t stop = r->rank == 0 && limit > 0 && wb_timer_now_s() - r->t0_s > limit;
-    wb_comm_bcast(&stop, sizeof stop, 0);
+    /* A failed broadcast leaves stop as rank 0 decided it here; the next collective reports the error. */
+    if (wb_comm_bcast(&stop, sizeof stop, 0))
+        return 0;
     if (stop)
         wb_error_set(WB_ETIMEOUT, "io: --timeout %g s reached; the points measured before are in the result file",
                      limit);

@@ -117,6 +117,8 @@ void *wb_io_alloc(size_t n);
 /* bench_io_tests.c: run one point (setup, sizing, warm-up, repetitions, removal). Collective. 0, or an
  * error that stops the run; a point's own I/O failure is in p->status, not in the return. */
 int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p);
+/* Free a point's arrays. Local. */
+void wb_io_point_free(struct wb_io_point *p);
 /* Bytes per rank the sequential tests use in folder d (--size, else a timed probe and the floor). */
 int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes);
 

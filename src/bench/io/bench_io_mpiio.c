@@ -24,10 +24,8 @@ static int mp_open(struct wb_io_file *f, const char *path, int write, int64_t to
     (void)direct;
     f->direct = 0;
     int mode = write ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
-    int rc = MPI_File_open(wb_comm_world(), path, mode, MPI_INFO_NULL, &f->mf);
-    if (rc == MPI_SUCCESS)
-        MPI_File_set_errhandler(f->mf, MPI_ERRORS_RETURN);
-    return mpi_errno(rc);
+    /* A file's error handler is MPI_ERRORS_RETURN unless set otherwise: each call's code is checked. */
+    return mpi_errno(MPI_File_open(wb_comm_world(), path, mode, MPI_INFO_NULL, &f->mf));
 }
 
 static int xfer(struct wb_io_file *f, int write, void *buf, int64_t bytes, int64_t offset, int coll)

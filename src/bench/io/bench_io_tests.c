@@ -376,6 +376,16 @@ static int alloc_point(struct wb_io_point *p, struct rep_ctx *c)
     return wb_comm_agree(rc);
 }
 
+void wb_io_point_free(struct wb_io_point *p)
+{
+    free(p->t_start);
+    free(p->t_end);
+    free(p->lat_s);
+    free(p->meta_s);
+    free(p->bytes);
+    free(p->ops);
+}
+
 int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p)
 {
     struct rep_ctx c = {.r = r, .p = p, .bad_off = -1};
@@ -414,14 +424,15 @@ int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p)
     }
     wb_report_progress_end();
     remove_files(&c);
-    wb_comm_barrier();
+    int brc = wb_comm_barrier();
+    rc = rc ? rc : brc;
     if (failed == WB_EVERIFY && !r->verify_failed) {
         r->verify_failed = 1;
         snprintf(r->first_failure, sizeof r->first_failure, "%s", p->status + strlen("failed: "));
     }
     free(c.buf);
     free(c.lat);
-    return failed ? 0 : rc;
+    return rc == failed ? 0 : rc;
 }
 
 int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
@@ -460,6 +471,8 @@ int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
     int64_t size = (int64_t)all / k->xfer_bytes * k->xfer_bytes;
     size = size < floor_b ? floor_b : size;
     *file_bytes = size > room ? (room > WB_IO_RAND_BYTES ? room : WB_IO_RAND_BYTES) : size;
-    free(p.t_start), free(p.t_end), free(p.lat_s), free(p.meta_s), free(p.bytes), free(p.ops), free(c.buf), free(c.lat);
+    wb_io_point_free(&p);
+    free(c.buf);
+    free(c.lat);
     return rc;
 }
