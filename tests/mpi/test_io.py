@@ -143,11 +143,12 @@ def test_default_folder_is_the_results_folder(disk):
         assert f["io"].attrs["dirs"] == str(out.parent)
 
 
-def faulty(disk: Path, out: Path, tests: str, switch: str, value: str) -> subprocess.CompletedProcess:
+def faulty(disk: Path, out: Path, tests: str, switch: str, value: str, *more: str) -> subprocess.CompletedProcess:
     """io on 2 ranks of the fault build with one WB_FAULT_IO_* switch set."""
     if not FAULTS_BIN.exists():
         pytest.skip(f"{FAULTS_BIN} is missing (make build/wulfbench-faults)")
-    return run_faults(2, "io", "--dir", str(disk), "--tests", tests, *QUICK, "-o", str(out), env={switch: value})
+    return run_faults(2, "io", "--dir", str(disk), "--tests", tests, *QUICK, *more, "-o", str(out),
+                      env={switch: value})
 
 
 def test_a_read_of_other_bytes_names_rank_file_and_offset(disk):
@@ -309,3 +310,21 @@ def test_timeout_keeps_the_points_before_it(disk):
         for g in gs:
             check_point(g, 2)
     assert leftovers(disk) == []
+
+
+def test_a_read_that_never_returns_ends_at_the_watchdog(disk):
+    """A rank blocked in a read (a folder's server gone) ends the run after --stall-timeout with exit 4,
+    the points before it kept; the next run removes the files it left."""
+    out = disk / "h.h5"
+    t0 = time.monotonic()
+    r = faulty(disk, out, "write,read", "WB_FAULT_IO_HANG", "1", "--stall-timeout", "3")
+    assert r.returncode == 4, r.stderr
+    assert time.monotonic() - t0 < 40
+    assert any("no progress" in l for l in error_lines(r.stderr)), r.stderr
+    with h5py.File(out) as f:
+        assert f.attrs["status"] == "timeout"
+        (write,) = groups(f)
+        assert write.attrs["test"] == "write" and write.attrs["status"] == "ok"
+    assert leftovers(disk)
+    r = run_wb(1, "io", "--dir", str(disk), "--tests", "meta", *QUICK, "-o", str(disk / "h2.h5"))
+    assert r.returncode == 0 and leftovers(disk) == [], r.stderr

@@ -31,7 +31,7 @@ struct rep_ctx {
     char rpath[WB_IO_PATH_CAP];    /* the file it reads: its own, or another node's */
     uint64_t key, rkey;            /* the data of the files written and read: a function of key and offset */
     int64_t base, rbase;           /* this rank's first byte in the file it writes and in the one it reads */
-    int write, shared, coll, fault_corrupt;
+    int write, shared, coll, fault_corrupt, fault_hang;
     double *lat;                   /* random: [nops] per-op latencies */
     int err;                       /* errno of the first failure, 0 none */
     int64_t err_off, bad_off;      /* where it failed; the first byte read wrong, -1 none */
@@ -219,6 +219,9 @@ static int one_rep(struct rep_ctx *c, int rep)
     if (rc)
         return rc;
     uint64_t seed = wb_rng_mix(c->r->o->common.seed ^ (uint64_t)(rep + 7) * 131 ^ (uint64_t)c->r->rank << 20);
+    /* The fault build's stand-in for a read from a server that went away: the main thread never returns. */
+    while (!write && c->fault_hang)
+        pause();
     if (p->iops_test)
         rand_pass(c, write, seed, t);
     else if (p->meta_test)
@@ -401,6 +404,9 @@ int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p)
     /* Test-only: WB_FAULT_IO_CORRUPT=R flips one byte of the first block rank R reads. */
     const char *fc = getenv("WB_FAULT_IO_CORRUPT");
     c.fault_corrupt = fc && atoi(fc) == r->rank;
+    /* Test-only: WB_FAULT_IO_HANG=R stops rank R's main thread in the timed window of each read test. */
+    const char *fh = getenv("WB_FAULT_IO_HANG");
+    c.fault_hang = fh && atoi(fh) == r->rank;
 #endif
     int rc = alloc_point(p, &c);
     if (rc == 0)
