@@ -328,3 +328,20 @@ def test_a_read_that_never_returns_ends_at_the_watchdog(disk):
     assert leftovers(disk)
     r = run_wb(1, "io", "--dir", str(disk), "--tests", "meta", *QUICK, "-o", str(disk / "h2.h5"))
     assert r.returncode == 0 and leftovers(disk) == [], r.stderr
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="mounting a tmpfs needs root")
+def test_suite_skips_io_on_a_memory_results_folder(disk):
+    mem = disk / "mem"
+    mem.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mem)], check=True)
+    try:
+        out = mem / "s.h5"
+        r = run_wb(1, "suite", "--reps", "1", "--warmup", "0", "-o", str(out), timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "# io: skipped: --dir" in r.stdout and "tmpfs" in r.stdout
+        with h5py.File(out) as f:
+            assert "io" not in f
+        assert leftovers(mem) == []
+    finally:
+        subprocess.run(["umount", str(mem)])

@@ -181,6 +181,12 @@ int wb_bench_io_run(const struct wb_options *o, struct wb_results *res)
         r.dir[d].marker_fd = -1;
     int rc = setup(&r);
     rc = rc ? rc : wb_io_dirs_prepare(&r);
+    /* A part of suite skips, with its line, a results folder it cannot measure (tmpfs, full, read-only). */
+    if (rc == WB_EUSAGE && o->compact) {
+        wb_report_printf("# io: skipped: %s\n", wb_error_message());
+        wb_error_clear();
+        return 0;
+    }
     int made = rc == 0;
     rc = rc ? rc : wb_comm_agree(wb_io_pool_make(&r));
     rc = rc ? rc : align_clocks(&r);
