@@ -205,22 +205,27 @@ def test_read_only_folder(disk):
         assert "read-only" in bad(disk, "--dir", str(ro))
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="mounting a tmpfs needs root")
-def test_memory_folder_refused_unless_allowed(disk):
+@pytest.fixture
+def memory(disk):
+    """A 64 MiB tmpfs mounted under disk (root only)."""
+    if not IS_ROOT:
+        pytest.skip("mounting a tmpfs needs root")
     mem = disk / "mem"
     mem.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mem)], check=True)
-    try:
-        line = bad(disk, "--dir", str(mem))
-        assert "tmpfs" in line and "--allow-memory" in line
-        out = disk / "m.h5"
-        r = run_wb(1, "io", "--dir", str(mem), "--allow-memory", "--tests", "write", *QUICK, "-o", str(out))
-        assert r.returncode == 0, r.stderr
-        with h5py.File(out) as f:
-            assert f["io/devices"][0]["kind"].decode() == "memory"
-        assert leftovers(mem) == []
-    finally:
-        subprocess.run(["umount", str(mem)])
+    yield mem
+    subprocess.run(["umount", str(mem)])
+
+
+def test_memory_folder_refused_unless_allowed(disk, memory):
+    line = bad(disk, "--dir", str(memory))
+    assert "tmpfs" in line and "--allow-memory" in line
+    out = disk / "m.h5"
+    r = run_wb(1, "io", "--dir", str(memory), "--allow-memory", "--tests", "write", *QUICK, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        assert f["io/devices"][0]["kind"].decode() == "memory"
+    assert leftovers(memory) == []
 
 
 @pytest.fixture
@@ -330,18 +335,11 @@ def test_a_read_that_never_returns_ends_at_the_watchdog(disk):
     assert r.returncode == 0 and leftovers(disk) == [], r.stderr
 
 
-@pytest.mark.skipif(not IS_ROOT, reason="mounting a tmpfs needs root")
-def test_suite_skips_io_on_a_memory_results_folder(disk):
-    mem = disk / "mem"
-    mem.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mem)], check=True)
-    try:
-        out = mem / "s.h5"
-        r = run_wb(1, "suite", "--reps", "1", "--warmup", "0", "-o", str(out), timeout=300)
-        assert r.returncode == 0, r.stderr
-        assert "# io: skipped: --dir" in r.stdout and "tmpfs" in r.stdout
-        with h5py.File(out) as f:
-            assert "io" not in f
-        assert leftovers(mem) == []
-    finally:
-        subprocess.run(["umount", str(mem)])
+def test_suite_skips_io_on_a_memory_results_folder(memory):
+    out = memory / "s.h5"
+    r = run_wb(1, "suite", "--reps", "1", "--warmup", "0", "-o", str(out), timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "# io: skipped: --dir" in r.stdout and "tmpfs" in r.stdout
+    with h5py.File(out) as f:
+        assert "io" not in f
+    assert leftovers(memory) == []
