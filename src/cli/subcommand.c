@@ -10,6 +10,8 @@
 #include "bench/dfft/options_dfft.h"
 #include "bench/fft/bench_fft.h"
 #include "bench/fft/options_fft.h"
+#include "bench/io/bench_io.h"
+#include "bench/io/options_io.h"
 #include "bench/load/bench_load.h"
 #include "bench/load/options_load.h"
 #include "bench/transfer/bench_transfer.h"
@@ -88,7 +90,10 @@ const struct wb_subcommand wb_subcommands[] = {
      .defaults = wb_dfft_opts_defaults,
      .set = wb_dfft_opts_set, .validate = wb_dfft_opts_validate, .compact = wb_dfft_opts_compact,
      .free = wb_dfft_opts_free, .run = wb_bench_dfft_run, .results_file = 1, .measures_energy = 1, .suite_min_ranks = 1},
-    {.name = "suite", .summary = "a compact run of fft, transfer, load and dfft (what `make run` starts)",
+    {.name = "io", .summary = wb_io_summary, .defs = wb_io_optdefs, .own_size = sizeof(struct wb_io_opts),
+     .defaults = wb_io_opts_defaults, .set = wb_io_opts_set, .validate = wb_io_opts_validate,
+     .compact = wb_io_opts_compact, .no_file = wb_io_opts_no_file, .run = wb_bench_io_run, .results_file = 1, .suite_min_ranks = 1},
+    {.name = "suite", .summary = "a compact run of fft, transfer, load, dfft and io (what `make run` starts)",
      .validate = suite_validate, .run = suite_run, .results_file = 1, .measures_energy = 1, .stall_window_s = suite_stall_window_s,
      .runs_compact = 1},
     {.name = "info", .summary = "what wulfbench detects: ranks, nodes, hosts, versions, timer", .run = wb_info_run},

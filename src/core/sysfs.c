@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "core/sysfs.h"
 
 #include <errno.h>
@@ -113,4 +114,27 @@ int64_t wb_sysfs_meminfo_bytes(const char *key)
         return -1;
     long long kib = strtoll(v, &end, 10);
     return end == v || kib < 0 ? -1 : (int64_t)kib * 1024;
+}
+
+int wb_sysfs_resolve(const char *rel, char *out, size_t cap)
+{
+    char path[PATH_CAP], *real;
+    wb_sysfs_path(path, sizeof path, rel);
+    if (!(real = realpath(path, NULL)))
+        return -1;
+    snprintf(out, cap, "%s", real);
+    free(real);
+    return 0;
+}
+
+int wb_sysfs_write(const char *rel, const char *text)
+{
+    char path[PATH_CAP];
+    wb_sysfs_path(path, sizeof path, rel);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    int ok = fputs(text, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    return ok ? 0 : -1;
 }

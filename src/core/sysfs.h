@@ -42,4 +42,11 @@ int wb_sysfs_field(const char *rel, const char *key, char *out, size_t cap);
 /* /proc/meminfo's "key:" (MemAvailable, SwapTotal, SwapFree, ...) in bytes, or -1 if unknown. Local. */
 int64_t wb_sysfs_meminfo_bytes(const char *key);
 
+/* The target of rel under the root with every link resolved, into out[cap] (e.g. /sys/dev/block/8:1 ->
+ * /sys/devices/.../sda/sda1, the root's prefix kept): 0, or -1 if it does not resolve. Local. */
+int wb_sysfs_resolve(const char *rel, char *out, size_t cap);
+
+/* Write text to rel under the root (e.g. "1" to /proc/sys/vm/drop_caches): 0, or -1 with errno set. Local. */
+int wb_sysfs_write(const char *rel, const char *text);
+
 #endif

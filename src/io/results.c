@@ -137,7 +137,7 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     return units ? attr_str(r, dset, "units", units) : 0;
 }
 
-static int write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
+int wb_results_write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
                         const void *data, const char *units)
 {
     wb_results_lock();
@@ -149,19 +149,19 @@ static int write_locked(struct wb_results *r, const char *dset, hid_t type, int 
 int wb_results_write_f64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const double *data, const char *units)
 {
-    return write_locked(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
+    return wb_results_write_locked(r, dset, H5T_NATIVE_DOUBLE, rank, dims, data, units);
 }
 
 int wb_results_write_i64(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int64_t *data, const char *units)
 {
-    return write_locked(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
+    return wb_results_write_locked(r, dset, H5T_NATIVE_INT64, rank, dims, data, units);
 }
 
 int wb_results_write_i32(struct wb_results *r, const char *dset, int rank, const uint64_t *dims,
                          const int32_t *data, const char *units)
 {
-    return write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
+    return wb_results_write_locked(r, dset, H5T_NATIVE_INT32, rank, dims, data, units);
 }
 
 /* Gathers n values of elem bytes from each rank and writes [n, nranks] (or [nranks]). */
@@ -185,8 +185,8 @@ static int write_per_rank(struct wb_results *r, const char *dset, const void *lo
             for (size_t i = 0; i < n; i++)
                 memcpy(cols + (i * (size_t)r->nranks + (size_t)q) * elem, all + ((size_t)q * n + i) * elem, elem);
         uint64_t dims[2] = {n, (uint64_t)r->nranks};
-        rc = n == 1 ? write_locked(r, dset, htype, 1, dims + 1, cols, units)
-                    : write_locked(r, dset, htype, 2, dims, cols, units);
+        rc = n == 1 ? wb_results_write_locked(r, dset, htype, 1, dims + 1, cols, units)
+                    : wb_results_write_locked(r, dset, htype, 2, dims, cols, units);
     }
     free(all);
     free(cols);
@@ -225,7 +225,7 @@ int wb_results_write_enum(struct wb_results *r, const char *dset, size_t n, cons
     return rc;
 }
 
-static hid_t fixed_string(size_t len)
+hid_t wb_results_fixed_string(size_t len)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, len);
@@ -238,9 +238,9 @@ int wb_results_write_strings(struct wb_results *r, const char *dset, size_t n, s
 {
     if (r->rank != 0 || r->err)
         return r->err;
-    hid_t t = fixed_string(len);
+    hid_t t = wb_results_fixed_string(len);
     uint64_t dims[1] = {n};
-    int rc = write_locked(r, dset, t, 1, dims, data, units);
+    int rc = wb_results_write_locked(r, dset, t, 1, dims, data, units);
     H5Tclose(t);
     return rc;
 }
@@ -250,7 +250,7 @@ int wb_results_write_inputs(struct wb_results *r, const char *dset, const struct
     if (r->rank != 0 || r->err)
         return r->err;
     wb_results_lock();
-    hid_t name_t = fixed_string(sizeof rows->name);
+    hid_t name_t = wb_results_fixed_string(sizeof rows->name);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
     H5Tinsert(t, "name", HOFFSET(struct wb_result_input, name), name_t);
     H5Tinsert(t, "sample_rate", HOFFSET(struct wb_result_input, sample_rate), H5T_NATIVE_INT32);
@@ -295,7 +295,7 @@ int wb_results_write_health(struct wb_results *r, const char *dset, const struct
     if (r->rank != 0 || r->err)
         return r->err;
     wb_results_lock();
-    hid_t name_t = fixed_string(sizeof rows->hostname);
+    hid_t name_t = wb_results_fixed_string(sizeof rows->hostname);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *rows);
     H5Tinsert(t, "node", HOFFSET(struct wb_result_health, node), H5T_NATIVE_INT32);
     H5Tinsert(t, "hostname", HOFFSET(struct wb_result_health, hostname), name_t);
@@ -329,7 +329,7 @@ int wb_results_write_net(struct wb_results *r, const char *group, const struct w
         char d[300];
         snprintf(d, sizeof d, "%s/net/%s", group, names[k]);
         uint64_t dims[1] = {n};
-        rc = write_locked(r, d, H5T_NATIVE_INT64, 1, dims, col, units[k]);
+        rc = wb_results_write_locked(r, d, H5T_NATIVE_INT64, 1, dims, col, units[k]);
     }
     free(col);
     return rc;
@@ -342,15 +342,15 @@ int wb_results_write_energy(struct wb_results *r, const char *group, const struc
     char d[300];
     uint64_t dims[2] = {e->reps, e->nranks};
     snprintf(d, sizeof d, "%s/energy_j", group);
-    int rc = write_locked(r, d, H5T_NATIVE_DOUBLE, 2, dims, e->energy_j, "J");
+    int rc = wb_results_write_locked(r, d, H5T_NATIVE_DOUBLE, 2, dims, e->energy_j, "J");
     snprintf(d, sizeof d, "%s/power_short", group);
-    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_UINT8, 2, dims, e->power_short, "1");
+    rc = rc ? rc : wb_results_write_locked(r, d, H5T_NATIVE_UINT8, 2, dims, e->power_short, "1");
     snprintf(d, sizeof d, "%s/t_start_utc", group);
-    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_start_utc, "s since 1970-01-01 UTC");
+    rc = rc ? rc : wb_results_write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_start_utc, "s since 1970-01-01 UTC");
     snprintf(d, sizeof d, "%s/t_end_utc", group);
-    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_end_utc, "s since 1970-01-01 UTC");
+    rc = rc ? rc : wb_results_write_locked(r, d, H5T_NATIVE_DOUBLE, 1, dims, e->t_end_utc, "s since 1970-01-01 UTC");
     snprintf(d, sizeof d, "%s/sampler_cpu_share", group);
-    rc = rc ? rc : write_locked(r, d, H5T_NATIVE_DOUBLE, 1, &dims[1], e->sampler_cpu_share, "1");
+    rc = rc ? rc : wb_results_write_locked(r, d, H5T_NATIVE_DOUBLE, 1, &dims[1], e->sampler_cpu_share, "1");
     return rc;
 }
 
@@ -366,8 +366,8 @@ void wb_result_energy_free(struct wb_result_energy *e)
 
 static hid_t host_type(void)
 {
-    hid_t name_t = fixed_string(sizeof ((struct wb_host *)0)->hostname);
-    hid_t cpu_t = fixed_string(sizeof ((struct wb_host *)0)->cpu_model);
+    hid_t name_t = wb_results_fixed_string(sizeof ((struct wb_host *)0)->hostname);
+    hid_t cpu_t = wb_results_fixed_string(sizeof ((struct wb_host *)0)->cpu_model);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(struct wb_host));
     H5Tinsert(t, "rank", HOFFSET(struct wb_host, rank), H5T_NATIVE_INT32);
     H5Tinsert(t, "node", HOFFSET(struct wb_host, node), H5T_NATIVE_INT32);

@@ -129,6 +129,38 @@ struct wb_result_energy {
 int wb_results_write_energy(struct wb_results *r, const char *group, const struct wb_result_energy *e);
 void wb_result_energy_free(struct wb_result_energy *e);
 
+/* One row of /io/devices: a node's view of one --dir (bench/io fills it; docs/schema.md says each field). */
+struct wb_result_io_device {
+    int32_t node;
+    char dir[256];
+    char fs_type[32];
+    char mount_options[256];
+    char device[128];
+    char model[64];
+    char kind[16];
+    int32_t rotational;      /* 1, 0, -1 unknown */
+    char sd_name[32], sd_type[16], sd_date[16];
+    char nfs_server[64];
+    char export_sync[16];
+    int64_t free_bytes;
+    int64_t mem_bytes;
+    int32_t shared;          /* 1, 0, -1 one node */
+};
+/* The /io/devices table of n rows (rank 0's). */
+int wb_results_write_io_devices(struct wb_results *r, const char *dset, const struct wb_result_io_device *rows,
+                                size_t n);
+
+/* io's hdf5 test: a file of one uint8 dataset written through HDF5's default (sec2) driver. Each call is
+ * local (every rank writes its own file) and returns 0 or an errno value (EIO when HDF5 gives none). */
+struct wb_h5data;
+int wb_h5data_create(struct wb_h5data **out, const char *path, int64_t bytes);
+int wb_h5data_write(struct wb_h5data *h, const void *buf, int64_t bytes, int64_t offset);
+/* H5Fflush writes HDF5's buffers to the kernel but, on sec2, does not fsync: this flushes, then
+ * fsyncs the driver's own descriptor. */
+int wb_h5data_fsync(struct wb_h5data *h);
+/* Close and free; *h becomes NULL. */
+int wb_h5data_close(struct wb_h5data **h);
+
 /* The HDF5 library this was built with, from its header, e.g. "1.10.8". Local. */
 const char *wb_results_hdf5_version(void);
 

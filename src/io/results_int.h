@@ -1,6 +1,7 @@
 /* results internals, shared by results.c (groups, datasets, attributes, open and close) and
  * results_file.c (creating the file safely, a full disk, the lock the watchdog thread shares) and
- * results_hosts.c (the /hosts columns of hostfacts). These are the only files that include hdf5.h. */
+ * results_hosts.c (the /hosts columns of hostfacts), and results_io.c (io's /io/devices and its HDF5 test
+ * file). These are the only files that include hdf5.h. */
 #ifndef WB_RESULTS_INT_H
 #define WB_RESULTS_INT_H
 
@@ -48,6 +49,13 @@ void wb_results_freeze(struct wb_results *r);
 
 /* Allocate the file's blocks up to its end of allocation, so a full disk fails before a flush. */
 int wb_results_reserve(struct wb_results *r);
+
+/* write_dset under the lock: a dataset of type from rank 0's data, with a units attribute (NULL: none). */
+int wb_results_write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
+                            const void *data, const char *units);
+
+/* A fixed-length, NUL-terminated string type of len bytes; close it with H5Tclose. */
+hid_t wb_results_fixed_string(size_t len);
 
 /* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
 void wb_results_host_facts_type(hid_t t);

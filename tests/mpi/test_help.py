@@ -10,7 +10,7 @@ import pytest
 
 from conftest import BIN, mpi_env
 
-SUBS = ["fft", "transfer", "load", "suite", "info"]
+SUBS = ["fft", "transfer", "load", "io", "suite", "info"]
 OPTION = re.compile(r"^  (-[a-zA-Z], |    )(--[a-z0-9-]+)( \S+)?(?: +(\S.*))?$")
 
 
