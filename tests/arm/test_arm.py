@@ -173,6 +173,43 @@ def test_suite_runs_every_part(out):
         assert attr(f, "status") == "complete"
 
 
+# --- storage ------------------------------------------------------------------------------------------
+
+def test_io_every_test_runs_and_verifies_and_the_file_reads_here(out):
+    """The storage tests under emulation, small: a folder of the root's own disk (its /tmp is a tmpfs,
+    which io refuses), every test, one repetition; nothing timed, every point ok and read back here."""
+    here, there = out
+    folder = "/wb/iotest"
+    arm_run(["mkdir", "-p", folder])
+    try:
+        r = wb(2, "io", "--dir", folder, "--tests", "all", "--size", "4M", "--reps", "1", "--warmup", "0",
+               "-q", "-o", there, timeout=1200)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        with h5py.File(here, "r") as f:
+            assert attr(f, "status") == "complete"
+            points = [g for k, g in f["io"].items() if isinstance(g, h5py.Group)]
+            tests = {attr(g, "test") for g in points}
+            assert {"write", "read", "randwrite", "randread", "meta", "hdf5"} <= tests, tests
+            for g in points:
+                assert attr(g, "status") == "ok", (attr(g, "test"), attr(g, "status"))
+                assert np.all(np.isfinite(g["agg_mbps"][()])) or attr(g, "test") == "meta", attr(g, "test")
+        left = arm_run(["sh", "-c", f"ls -A {folder}"]).stdout.split()
+        assert left == [], left
+    finally:
+        arm_run(["rm", "-rf", folder])
+
+
+def test_io_a_size_past_the_build_s_limit_is_refused_before_the_run(out):
+    # A 32-bit build takes at most 2 GiB - 1 per file, a 64-bit one 1 TiB: said before anything is written.
+    here, there = out
+    size, limit = ("3G", "2147483647") if ARCH == "armhf" else ("2000G", "1099511627776")
+    r = wb(0, "io", "--dir", "/wb", "--size", size, "-o", there, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    err = [l for l in r.stderr.splitlines() if l.strip()]
+    assert len(err) == 1 and limit in err[0], r.stderr
+    assert not here.exists() and not Path(str(here) + ".partial").exists()
+
+
 # --- a killed rank -----------------------------------------------------------------------------------
 
 def test_kill_9_of_a_rank_leaves_a_readable_file(out):
