@@ -133,7 +133,7 @@ def _fft_line(run: Run, folder: str, items: list[StoragePoint], runs: list[Run])
         return (f"{where}: no fft result was given, so there is no request to set this folder's "
                 "read rate against; add an fft or suite file of the same cluster to the report.")
     frun, point = found
-    head = sp.nodes[0]
+    head = next((n for n in sp.nodes if 0 in n.ranks), sp.nodes[0])
     size = point.input_bytes
     secs = storage.read_seconds(size, head.mbps.median)
     warm = sp.point.cold != 1
