@@ -344,3 +344,26 @@ def test_storage_renders_the_same_in_any_section_order(sd_report, tmp_path):
         got.append(("\n".join(md_section(sec)), [(outdir / b[1].file).read_bytes()
                                                   for b in sec.blocks if b[0] == "figure"]))
     assert got[0] == got[1] and len(got[0][1]) == 2
+
+
+def test_frames_storage_has_every_rank_and_repetition(sd_report):
+    pd = pytest.importorskip("pandas")
+    from analysis import frames
+    path, _out, _proc = sd_report
+    df = frames.storage(path)
+    write = df[(df.test == "write") & (df.dir == "/disk")]
+    assert len(write) == 5 * 4 and set(write.hostname) == {"pi0", "pi1", "pi2", "pi3"}
+    per_node = write.groupby("hostname").bandwidth_Bps.median()
+    assert per_node.to_dict() == pytest.approx({"pi0": 20e6, "pi1": 22e6, "pi2": 21e6, "pi3": 8e6})
+    rand = df[df.test == "randwrite"]
+    assert rand.groupby("hostname").lat_p99_s.median()["pi3"] == pytest.approx(0.050)
+    assert (write.sync == "fdatasync").all() and (write.fs_type == "ext4").all()
+    assert df[df.dir == "/share"].empty  # the failed write completed no repetition
+    assert isinstance(df, pd.DataFrame)
+
+
+def test_frames_storage_of_a_file_without_io_is_empty(fixture_dir):
+    pytest.importorskip("pandas")
+    from analysis import frames
+    df = frames.storage(fixture_dir / "pi.h5")
+    assert df.empty and list(df.columns)[:4] == ["file", "label", "point", "test"]
