@@ -69,6 +69,12 @@ class StoragePoint:
         return self.point.test
 
     @property
+    def label(self) -> str:
+        """The test, with its MPI-IO mode where it has one: 'shared-write (mpiio-coll)'."""
+        api = str(self.point.attrs.get("api", "") or "")
+        return f"{self.test} ({api})" if api.startswith("mpiio") else self.test
+
+    @property
     def folder(self) -> str:
         return self.point.dir
 
@@ -138,13 +144,16 @@ def storage_point(run: Run, point: IoPoint) -> StoragePoint:
         names.setdefault(node, host)
     nodes = []
     for node, ranks in sorted(by_node.items()):
-        mbps = _spread(_node_series(point, ranks, "mbps", "bytes")) if point.reps else Spread()
+        # meta moves no data (its files are empty): its figure is files per second alone
+        mbps = _spread(_node_series(point, ranks, "mbps", "bytes")) \
+            if point.reps and point.test != "meta" else Spread()
         iops = _spread(_node_series(point, ranks, "iops", "ops")) if point.reps else Spread()
         nodes.append(NodeFigure(node, names[node], tuple(ranks), mbps, iops, _p99(point, ranks),
                                 dict(run.io.device(node, point.dir)) if run.io else {}))
     what = "iops" if point.test in IOPS_TESTS else "mbps"
     cv = number_or(point.attrs.get(f"agg_{what}_cv"), stats.cv(point.data.get(f"agg_{what}", np.zeros(0))))
-    return StoragePoint(run, point, tuple(nodes), _stored(point, "mbps"), _stored(point, "iops"), cv,
+    agg_mbps = _stored(point, "mbps") if point.test != "meta" else Spread()
+    return StoragePoint(run, point, tuple(nodes), agg_mbps, _stored(point, "iops"), cv,
                         _p99(point, list(range(nranks))))
 
 
@@ -198,7 +207,7 @@ def slowest_node(points: list[StoragePoint]) -> SlowStorage | None:
         node, value = min(values, key=lambda nv: nv[1])
         ratio = value / med
         if best is None or ratio < best.ratio:
-            best = SlowStorage(sp.run, sp.folder, node, sp.test, value, med, ratio,
+            best = SlowStorage(sp.run, sp.folder, node, sp.label, value, med, ratio,
                                "IOPS" if sp.iops_test else "MB/s")
     return best
 

@@ -25,7 +25,8 @@ SD_CAVEAT = ("measured through the file system with this run's sizes, not under 
 @dataclass(frozen=True)
 class Series:
     test: str
-    label: str  # the test, marked FAILED when it failed
+    api: str
+    label: str  # the test (and MPI-IO mode), marked FAILED when it failed
     median: tuple[float, ...]  # one per x position (NaN: not measured there)
     low: tuple[float, ...]
     high: tuple[float, ...]
@@ -62,6 +63,7 @@ class StorageFindings:
     slow_lines: tuple[str, ...]
     sd_lines: tuple[str, ...]
     failed_lines: tuple[str, ...]
+    direct_lines: tuple[str, ...]  # why tests ran buffered, as the program said
     warnings: tuple[str, ...]
     finds: Finds
     sd_source: str = SD_SOURCE
@@ -99,9 +101,10 @@ def _panel(name: str, folder: str, items: list[StoragePoint], iops: bool) -> Pan
                         storage.Spread()) for host in hosts]
         if several:
             spreads.append(sp.agg_iops if iops else sp.agg_mbps)
-        label = f"{sp.test} (FAILED)" if sp.point.failed else sp.test
-        series.append(Series(sp.test, label, tuple(s.median for s in spreads),
-                             tuple(s.low for s in spreads), tuple(s.high for s in spreads)))
+        label = f"{sp.label} (FAILED)" if sp.point.failed else sp.label
+        series.append(Series(sp.test, str(sp.point.attrs.get("api", "")), label,
+                             tuple(s.median for s in spreads), tuple(s.low for s in spreads),
+                             tuple(s.high for s in spreads)))
     marks = []
     if any(str(n.device.get("kind", "")) == "sd" for sp in items for n in sp.nodes):
         for cls, want in SD_CLASSES.items():
@@ -129,9 +132,9 @@ def _fft_line(run: Run, folder: str, items: list[StoragePoint], runs: list[Run])
     if sp is None:
         return f"{where}: no sequential read test on this folder, so no time to read fft's request."
     found = storage.fft_request(run, runs)
-    if found is None:
-        return (f"{where}: no fft result was given, so there is no request to set this folder's "
-                "read rate against; add an fft or suite file of the same cluster to the report.")
+    if found is None:  # the same line for every folder of the run, given once
+        return (f"{bold(run.name)}: no fft result was given, so there is no request to set the "
+                "folders' read rates against; add an fft or suite file of the same cluster to the report.")
     frun, point = found
     head = next((n for n in sp.nodes if 0 in n.ranks), sp.nodes[0])
     size = point.input_bytes
@@ -140,7 +143,7 @@ def _fft_line(run: Run, folder: str, items: list[StoragePoint], runs: list[Run])
     what = tables.workload(point.nfiles, point.seconds_per_file, size)
     text = (f"{where}: reading fft's request, {what}, "
             f"{'warm (the cold rule did not hold)' if warm else 'cold'} from this folder takes "
-            f"about {secs:.3g} s at {head.host}'s measured {_mbps(head.mbps.median)} ({sp.test}; the node "
+            f"about {secs:.3g} s at {head.host}'s measured {_mbps(head.mbps.median)} ({sp.label}; the node "
             "of rank 0, where fft reads it)")
     slow = min(sp.nodes, key=lambda n: n.mbps.median if np.isfinite(n.mbps.median) else np.inf)
     if slow is not head and slow.mbps.median < head.mbps.median:
@@ -187,6 +190,18 @@ def _sd_line(check: storage.SdCheck) -> str:
     return f"{head}: {got}: {verdict}."
 
 
+def _direct_lines(points: list[StoragePoint]) -> list[str]:
+    """Per run and reason, the buffered tests on each folder."""
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for sp in points:
+        note = str(sp.point.attrs.get("direct_note") or "")
+        if tables.storage.direct_text(sp) == "buffered" and note:
+            found.setdefault((sp.run.name, note), {}).setdefault(sp.folder, []).append(sp.label)
+    return [f"{bold(name)}: {note}: " + "; ".join(f"{', '.join(labels)} on {folder}"
+                                                  for folder, labels in where.items()) + "."
+            for (name, note), where in found.items()]
+
+
 def _warnings(points: list[StoragePoint]) -> list[str]:
     memory, warm, failed = [], [], []
     for (name, folder), items in _by_folder(points).items():
@@ -195,8 +210,8 @@ def _warnings(points: list[StoragePoint]) -> list[str]:
             fs = sorted({str(n.device.get("fs_type", "")) or str(n.device.get("kind", ""))
                          for sp in items for n in sp.nodes if storage.in_memory(n.device)})
             memory.append(f"{bold(name)} {folder} on {', '.join(hosts)} ({', '.join(fs)})")
-        warm += [f"{bold(name)} {sp.test} on {folder}" for sp in items if storage.warm_read(sp)]
-        failed += [f"{bold(name)} {sp.test} on {folder} ({sp.point.status[len('failed'):].lstrip(': ')})"
+        warm += [f"{bold(name)} {sp.label} on {folder}" for sp in items if storage.warm_read(sp)]
+        failed += [f"{bold(name)} {sp.label} on {folder} ({sp.point.status[len('failed'):].lstrip(': ')})"
                    for sp in items if sp.point.failed]
     out = []
     if memory:
@@ -215,7 +230,7 @@ def storage_findings(ctx) -> StorageFindings:
     runs = [r for r in ctx.runs if r.io is not None]
     without = tuple(r.name for r in ctx.runs if r.io is None)
     if not runs:
-        return StorageFindings(False, without, None, (), (), (), (), (), (), (), ())
+        return StorageFindings(False, without, None, (), (), (), (), (), (), (), (), ())
     points = [sp for r in runs if not r.invalid for sp in storage.storage_points(r)]
     groups = _by_folder(points)
     by_name = {r.name: r for r in runs}
@@ -224,17 +239,18 @@ def storage_findings(ctx) -> StorageFindings:
     iops = tuple(p for (name, folder), items in groups.items()
                  if (p := _panel(name, folder, items, True)) is not None)
     every = list(ctx.runs) + [b for b in ctx.baselines if b not in ctx.runs]
-    fft_lines = tuple(_fft_line(by_name[name], folder, items, every)
-                      for (name, folder), items in groups.items())
+    fft_lines = tuple(dict.fromkeys(_fft_line(by_name[name], folder, items, every)
+                                    for (name, folder), items in groups.items()))
     slow = [s for items in groups.values() if (s := storage.slowest_node(items)) is not None]
     finds = tuple((s.run.name, f"{s.node.host}'s storage on {s.folder} is below 80 % of the "
                                f"median node ({s.test}: {100 * s.ratio:.0f} %).")
                   for s in slow if s.slow)
     sd = [c for r in runs if not r.invalid
           for c in storage.sd_checks([sp for sp in points if sp.run is r])]
-    failed = tuple(f"{bold(sp.run.name)}: {sp.test} on {sp.folder} FAILED: "
+    failed = tuple(f"{bold(sp.run.name)}: {sp.label} on {sp.folder} FAILED: "
                    f"{sp.point.status[len('failed'):].lstrip(': ')} ({sp.point.reps} repetitions "
                    "completed)." for sp in points if sp.point.failed)
     return StorageFindings(True, without, tables.storage.table(points) if points else None,
                            bandwidth, iops, fft_lines, tuple(_slow_line(s) for s in slow),
-                           tuple(_sd_line(c) for c in sd), failed, tuple(_warnings(points)), finds)
+                           tuple(_sd_line(c) for c in sd), failed, tuple(_direct_lines(points)),
+                           tuple(_warnings(points)), finds)

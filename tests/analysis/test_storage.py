@@ -25,6 +25,7 @@ from conftest import ROOT, png_size, run_cli
 from io_fixtures import Device, IoTest
 
 ENOSPC = "No space left on device at offset 123456789 of rank 2"
+SSHFS = "O_DIRECT refused by fuse.sshfs: buffered, sync per write"
 REQUEST_BYTES = 64 * 5 * 44100 * 2  # fft's default request: 64 files of 5 s, 44.1 kHz 16-bit mono
 T_READ = (0.30, 0.34, 0.31, 0.33, 0.32, 0.36, 0.29, 0.35, 0.30)  # median 0.32
 
@@ -85,7 +86,10 @@ def sd_report(tmp_path_factory):
     path = _sd_cluster(tmp / "in" / "pi.h5", devices=devices, more=[
         IoTest("write", "/dev/shm", mbps=[900] * 4), IoTest("read", "/dev/shm", mbps=[3000] * 4, cold=0),
         IoTest("read", "/run/ram", mbps=[2500] * 4, cold=0),
-        IoTest("write", "/share", mbps=[10] * 4, status=f"failed: {ENOSPC}", reps=0)])
+        IoTest("shared-write", "/disk", mbps=[5] * 4, extra_attrs={"api": "mpiio-indep"}),
+        IoTest("shared-write", "/disk", mbps=[6] * 4, extra_attrs={"api": "mpiio-coll"}),
+        IoTest("write", "/share", mbps=[10] * 4, status=f"failed: {ENOSPC}", reps=0, direct=0,
+               direct_note=SSHFS)])
     out = tmp / "out"
     proc = run_cli(str(path.parent), "-o", str(out), "-q")
     return path, out, proc
@@ -143,6 +147,12 @@ def test_table_and_csv_hold_each_node_and_the_aggregate(sd_report):
     assert by[("/dev/shm", "read", "pi0")]["cache"] == "warm"
     assert by[("/share", "write", "pi2")]["status"] == f"FAILED: {ENOSPC}"
     assert by[("/share", "write", "pi2")]["bandwidth_Bps"] == ""  # no repetition completed
+    assert (by[("/share", "write", "pi2")]["direct"], by[("/share", "write", "pi2")]["direct_note"]) == \
+        ("buffered", SSHFS)
+    coll = by[("/disk", "shared-write (mpiio-coll)", "pi1")]
+    assert float(coll["bandwidth_Bps"]) == pytest.approx(6e6) and coll["api"] == "mpiio-coll"
+    assert float(by[("/disk", "shared-write (mpiio-indep)", "all nodes")]["bandwidth_Bps"]) == \
+        pytest.approx(20e6)  # four ranks at 5 MB/s from one start
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "id='storage'" in page and ">Storage</a>" in page
     for name in ("storage_bandwidth.png", "storage_iops.png"):
@@ -178,6 +188,7 @@ def test_cache_and_failed_warnings_one_line_per_kind(sd_report):
     assert "read on /dev/shm" in warm[0] and "read on /run/ram" in warm[0] and "/disk" not in warm[0]
     assert f"write on /share ({ENOSPC})" in failed[0]
     assert f"write on /share FAILED: {ENOSPC} (0 repetitions completed)" in summary
+    assert f"- **pi-io**: {SSHFS}: write on /share." in summary
     page = (out / "index.html").read_text(encoding="utf-8")
     readfirst = page.split("id='readfirst'", 1)[1].split("</div>", 1)[0]
     assert "Storage figures from RAM" in readfirst and "Storage tests FAILED" in readfirst
@@ -319,13 +330,21 @@ def test_report_on_a_file_the_real_binary_writes(tmp_path):
     res = run_cli(str(out), "-o", str(rep), "-q")
     assert res.returncode == 0, res.stderr
     rows = _csv(rep / "storage.csv")
+    node_ranks: dict[str, list[int]] = {}
+    for h in run.hosts:
+        node_ranks.setdefault(h["hostname"], []).append(int(h["rank"]))
     with h5py.File(out) as f:
-        for k, p in enumerate(run.io.points):
-            mine = [r for r in rows if r["id"] == p.id and r["node"] != "all nodes"]
-            assert mine and all(r["status"] == "ok" for r in mine)
-            stored = f[f"io/{p.id}/mbps"][()]
-            if len(run.hosts) and len({h["node"] for h in run.hosts}) == stored.shape[1]:
-                assert float(mine[0]["bandwidth_Bps"]) == pytest.approx(np.median(stored[:, 0]) * 1e6)
+        for p in run.io.points:
+            g = f[f"io/{p.id}"]
+            assert g.attrs["status"] == "ok"
+            for host, ranks in node_ranks.items():
+                (row,) = [r for r in rows if r["id"] == p.id and r["node"] == host]
+                if len(ranks) == 1:  # the rank's stored rate
+                    want = np.median(g["mbps"][:, ranks[0]])
+                else:  # the node's bytes over its ranks' span, the aggregate's rule
+                    span = g["t_end"][:, ranks].max(axis=1) - g["t_start"][:, ranks].min(axis=1)
+                    want = np.median(g["bytes"][:, ranks].sum(axis=1) / 1e6 / span)
+                assert float(row["bandwidth_Bps"]) == pytest.approx(want * 1e6, rel=1e-6), (p.id, host)
 
 
 def test_storage_renders_the_same_in_any_section_order(sd_report, tmp_path):

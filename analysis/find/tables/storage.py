@@ -45,10 +45,8 @@ def cache_text(sp: StoragePoint) -> str:
 
 
 def direct_text(sp: StoragePoint) -> str:
-    if int(number_or(sp.point.attrs.get("direct"), -1)) == 1:
-        return "O_DIRECT"
-    note = str(sp.point.attrs.get("direct_note") or "")
-    return f"buffered: {note}" if note else "buffered"
+    """O_DIRECT or buffered; why not direct is in the CSV and in a line below the table."""
+    return "O_DIRECT" if int(number_or(sp.point.attrs.get("direct"), -1)) == 1 else "buffered"
 
 
 def status_text(sp: StoragePoint) -> str:
@@ -62,7 +60,7 @@ def _one(values: list[str]) -> str:
 
 def _common(sp: StoragePoint) -> dict:
     a = sp.point.attrs
-    return {"run": sp.run.name, "folder": sp.folder, "test": sp.test, "id": sp.point.id,
+    return {"run": sp.run.name, "folder": sp.folder, "test": sp.label, "id": sp.point.id,
             "cache": cache_text(sp), "direct": direct_text(sp), "sync": str(a.get("sync", "")),
             "status": status_text(sp), "reps": sp.point.reps, "api": str(a.get("api", "")),
             "access": str(a.get("access", "")), "file_bytes": number_or(a.get("file_bytes"), np.nan),

@@ -15,6 +15,7 @@ from .base import Figure, _nice_log, _save
 
 TESTS = ("write", "read", "randwrite", "randread", "meta", "shared-write", "shared-read", "hdf5")
 MARK_STYLE = {"A1": "--", "A2": ":"}
+API_MARKER = {"mpiio-indep": "s", "mpiio-coll": "D"}  # posix and hdf5: a dot
 
 
 def _colour(test: str) -> str:
@@ -32,7 +33,7 @@ def _draw(ax: plt.Axes, panel: Panel, unit: str) -> None:
             continue
         err = [np.clip(med[ok] - np.nan_to_num(lo[ok], nan=med[ok]), 0, None),
                np.clip(np.nan_to_num(hi[ok], nan=med[ok]) - med[ok], 0, None)]
-        ax.errorbar(x[ok], med[ok], yerr=err, fmt="o", capsize=3, color=_colour(s.test),
+        ax.errorbar(x[ok], med[ok], yerr=err, fmt=API_MARKER.get(s.api, "o"), capsize=3, color=_colour(s.test),
                     label=s.label)
     for m in panel.marks:
         ax.axhline(m.value, color=_colour(m.test), linestyle=MARK_STYLE.get(m.cls, "-"),

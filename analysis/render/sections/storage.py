@@ -23,6 +23,9 @@ def storage_section(rep: Report, ctx: Findings) -> None:
     sec.figure(plots.storage_iops(list(f.iops), rep.outdir))
     if f.table is not None:
         sec.table(f.table)
+    if f.direct_lines:
+        sec.para("Not through O_DIRECT, as the program gave the reason:")
+        sec.bullets(list(f.direct_lines))
     sec.para("Against the fft workload:")
     sec.bullets(list(f.fft_lines))
     sec.bullets(list(f.slow_lines))
