@@ -136,7 +136,7 @@ def _p99(point: IoPoint, ranks: list[int]) -> float:
 
 
 def storage_point(run: Run, point: IoPoint) -> StoragePoint:
-    nranks = point.data["mbps"].shape[1]
+    nranks = point.data["mbps"].shape[1] or run.nranks  # a failed test with no repetition may be [0]
     by_node: dict[int, list[int]] = {}
     names: dict[int, str] = {}
     for rank, (node, host) in rank_nodes(run, nranks).items():

@@ -143,14 +143,14 @@ def _fft_line(run: Run, folder: str, items: list[StoragePoint], runs: list[Run])
     what = tables.workload(point.nfiles, point.seconds_per_file, size)
     text = (f"{where}: reading fft's request, {what}, "
             f"{'warm (the cold rule did not hold)' if warm else 'cold'} from this folder takes "
-            f"about {secs:.3g} s at {head.host}'s measured {_mbps(head.mbps.median)} ({sp.label}; the node "
+            f"about {tables.fmt_time(secs)} at {head.host}'s measured {_mbps(head.mbps.median)} ({sp.label}; the node "
             "of rank 0, where fft reads it)")
     slow = min(sp.nodes, key=lambda n: n.mbps.median if np.isfinite(n.mbps.median) else np.inf)
     if slow is not head and slow.mbps.median < head.mbps.median:
-        text += f", {storage.read_seconds(size, slow.mbps.median):.3g} s on the slowest node, {slow.host}"
+        text += f", {tables.fmt_time(storage.read_seconds(size, slow.mbps.median))} on the slowest node, {slow.host}"
     t_read = storage.t_read(point)
     source = "" if frun is run else f" in {bold(frun.name)}"
-    text += f"; fft's t_read was {t_read:.3g} s ({point.id}{source})"
+    text += f"; fft's t_read was {tables.fmt_time(t_read)} ({point.id}{source})"
     if str(point.attrs.get("input", "")) == "synthetic":
         text += ", but its audio was synthetic, made in memory: that t_read read no file"
     return text + "."
