@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 
 from .. import derive
 from ..derive import energy as _energy
+from ..derive.storage import rank_nodes
 from ..read.reader import open_run
 from ..read.runs import LOAD_STATUS, Run
 
@@ -258,6 +259,45 @@ def hosts(source: str | Path | Run) -> pd.DataFrame:
     """One row per rank of `/hosts`, strings decoded (hostname, cpu_model, ...)."""
     run = _run(source)
     return _frame([_head(run) | dict(h) for h in run.hosts], HOST_COLUMNS)
+
+
+STORAGE_COLUMNS = ["file", "label", "point", "test", "dir", "rep", "rank", "node", "hostname",
+                   "fs_type", "kind", "status", "bandwidth_Bps", "iops", "lat_p50_s", "lat_p95_s",
+                   "lat_p99_s", "bytes", "ops", "t_start_s", "t_end_s"]
+IO_ATTRS = ("api", "access", "sync", "direct", "cold", "cold_method", "file_bytes", "xfer_bytes")
+
+
+def storage(source: str | Path | Run) -> pd.DataFrame:
+    """One row per `/io` test (wulfbench io), repetition and rank: the rank's stored rates
+    (`mbps` as `bandwidth_Bps`, `iops`, the p50/p95/p99 of `lat_s`), bytes, operations and times,
+    with its node's file system and device kind, and the test's settings (`api`, `sync`, `cold`,
+    ...). Empty for a file without `/io`."""
+    run = _run(source)
+    rows = []
+    for p in run.io.points if run.io else []:
+        settings = {k: p.attrs.get(k) for k in IO_ATTRS}
+        d = p.data
+        nodes = rank_nodes(run, d["mbps"].shape[1])
+        for rep in range(p.reps):
+            for rank in range(d["mbps"].shape[1]):
+                node, host = nodes[rank]
+                dev = run.io.device(node, p.dir)
+                row = _head(run) | {"point": p.id, "test": p.test, "dir": p.dir, "rep": rep,
+                                    "rank": rank, "node": node, "hostname": host,
+                                    "fs_type": dev.get("fs_type", ""), "kind": dev.get("kind", ""),
+                                    "status": p.status, "bandwidth_Bps": d["mbps"][rep, rank] * 1e6,
+                                    "iops": _cell(d, "iops", rep, rank)}
+                for k, q in enumerate(("p50", "p95", "p99")):
+                    row[f"lat_{q}_s"] = float(d["lat_s"][rep, rank, k]) if "lat_s" in d else np.nan
+                for key, col in (("bytes", "bytes"), ("ops", "ops"), ("t_start", "t_start_s"),
+                                 ("t_end", "t_end_s")):
+                    row[col] = _cell(d, key, rep, rank)
+                rows.append(row | settings)
+    return _frame(rows, STORAGE_COLUMNS)
+
+
+def _cell(data: dict[str, np.ndarray], key: str, rep: int, rank: int) -> float:
+    return float(data[key][rep, rank]) if key in data else np.nan
 
 
 def energy(source: str | Path | Run, power_logs: tuple[str, ...] = (),

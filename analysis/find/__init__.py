@@ -34,6 +34,7 @@ from .notices import run_notices
 from .ranks import RanksFindings, ranks_findings
 from .service import EnergyFindings, LoadFindings, energy_findings, load_findings
 from .speedup import SpeedupFindings, speedup_findings
+from .storage import StorageFindings, storage_findings
 from .study import study_rows
 from .transfer import (DfftFindings, ScalingFindings, TransferFindings, dfft_findings,
                        scaling_findings, transfer_findings)
@@ -77,6 +78,7 @@ class Findings:
     transfer: TransferFindings | None = None
     dfft: DfftFindings | None = None
     scaling: ScalingFindings | None = None
+    storage: StorageFindings | None = None
     forecast: ForecastFindings | None = None
     load: LoadFindings | None = None
     energy_page: EnergyFindings | None = None
@@ -150,7 +152,7 @@ def _sections(ctx: Findings) -> Findings:
                            tuple(buys.statements(list(rows))) if rows else ()),
         fft=fft_findings(ctx), pipeline=pipeline_findings(ctx), speedup=speedup_findings(ctx),
         ranks=ranks_findings(ctx), transfer=transfer_findings(ctx), dfft=dfft_findings(ctx),
-        scaling=scaling_findings(ctx), forecast=forecast_findings(ctx), load=load_findings(ctx),
+        scaling=scaling_findings(ctx), storage=storage_findings(ctx), forecast=forecast_findings(ctx), load=load_findings(ctx),
         energy_page=energy_findings(ctx), study=tables.study(study_rows(ctx)))
     warnings = list(ctx.energy.warnings)
     warnings += [f"The baseline {bold(b.name)} failed verification: no cross-run speedup is "
@@ -161,9 +163,10 @@ def _sections(ctx: Findings) -> Findings:
         warnings += more_warnings
         notes += more_notes
     warnings += parts["speedup"].warnings + parts["transfer"].warnings + parts["dfft"].warnings
+    warnings += parts["storage"].warnings
     notes += list(ctx.cross_notes) + list(parts["ranks"].notes) + list(parts["transfer"].notes)
     headlines: dict[str, list[str]] = {}
-    for part in ("fft", "speedup", "ranks", "transfer", "load"):
+    for part in ("fft", "speedup", "ranks", "transfer", "storage", "load"):
         for name, text in parts[part].finds:
             headlines.setdefault(name, []).append(text)
     return replace(ctx, **parts, warnings=tuple(warnings), notes=tuple(notes),

@@ -1,5 +1,6 @@
 """The typed runs the reader returns: `Run` and what it holds (`FftPoint`, `TransferTest`,
-`PairsAll`, `LoadStep`), and `name_runs`, which gives every run a short unique name."""
+`PairsAll`, `LoadStep`, `IoGroup` of `IoPoint`s), and `name_runs`, which gives every run a short
+unique name."""
 
 from __future__ import annotations
 
@@ -175,6 +176,65 @@ class LoadStep:
     data: dict[str, np.ndarray]
 
 
+# /io/<id>/ datasets, each [reps, nranks] (lat_s [reps, nranks, 3], agg_* [reps]);
+# the meta rates only in meta tests.
+IO_SERIES = ("t_start", "t_end", "bytes", "ops", "mbps", "iops", "lat_s", "agg_mbps", "agg_iops",
+             "create_per_s", "stat_per_s", "delete_per_s")
+
+
+READ_TESTS = ("read", "randread", "shared-read")  # where the cold rule applies
+
+
+@dataclass
+class IoPoint:
+    """One `/io/<id>/` group: a test on one folder (docs/schema.md, `/io`)."""
+
+    id: str
+    attrs: dict[str, Any]
+    data: dict[str, np.ndarray]  # IO_SERIES as stored; absent names are absent
+
+    @property
+    def test(self) -> str:
+        return str(self.attrs.get("test", "?"))
+
+    @property
+    def dir(self) -> str:
+        return str(self.attrs.get("dir", "?"))
+
+    @property
+    def status(self) -> str:
+        return str(self.attrs.get("status", "") or "ok")
+
+    @property
+    def failed(self) -> bool:
+        return self.status.startswith("failed")
+
+    @property
+    def cold(self) -> int:
+        """1 the cold rule held, 0 warm (read tests); -1 a write or not recorded."""
+        return int(number_or(self.attrs.get("cold"), -1))
+
+    @property
+    def reps(self) -> int:
+        mbps = self.data.get("mbps")
+        return int(mbps.shape[0]) if mbps is not None and mbps.ndim >= 1 else 0
+
+
+@dataclass
+class IoGroup:
+    """`/io`: the run's folders, every node's device under each, and the tests."""
+
+    attrs: dict[str, Any]
+    devices: list[dict[str, Any]]  # one row per node and folder
+    points: list[IoPoint]
+
+    def device(self, node: int, folder: str) -> dict[str, Any]:
+        for row in self.devices:
+            if int(number_or(row.get("node"), -1)) == node and str(row.get("dir")) == folder:
+                return row
+        return {}
+
+
 @dataclass
 class Run:
     """One result file."""
@@ -192,6 +252,7 @@ class Run:
     problems: list[str] = field(default_factory=list)
     name: str = ""
     skipped: list[str] = field(default_factory=list)  # the problems that left data out
+    io: IoGroup | None = None  # /io (wulfbench io); None in files without it
 
     @property
     def label(self) -> str:

@@ -9,11 +9,12 @@ from .runs import (provenance, hosts, fft_points, phase_stack, per_rank, straggl
 from .speedups import comparison, crossover_text, crossover_short, crossovers
 from .transfer import transfer_stats, pairs_matrix, link_maps
 from .fit import validation, models, forecasts, load_steps, saturation
+from . import storage
 
 __all__ = [
     "Ci", "Column", "NUMERIC", "Table", "slug", "comparison", "crossover_short", "crossover_text",
     "crossovers", "csv_cells", "dfft_points", "fft_points", "fmt_bps", "fmt_bytes", "fmt_load",
     "fmt_time", "forecasts", "hosts", "link_maps", "load_steps", "models", "pairs_matrix",
     "per_rank", "phase_stack", "pipeline", "provenance", "render", "render_parts", "saturation",
-    "stragglers", "study", "transfer_stats", "validation", "workload", "write_csv"
+    "storage", "stragglers", "study", "transfer_stats", "validation", "workload", "write_csv"
 ]
