@@ -90,8 +90,9 @@ def build_parser():
 
 def _open(path: str, flag: str = "") -> Run:
     try:
-        files = find_result_files([path])
-        return open_run(files[0])
+        run = open_run(find_result_files([path])[0])
+        name_runs([run])
+        return run
     except InputError as err:
         raise UsageError(f"{flag + ' ' if flag else ''}{err.subject}: {err.what}; {err.todo}") from None
 
@@ -106,14 +107,14 @@ def inter_node(fit: model_fit.RunModel | None, nodes: int) -> bool:
 def link_changes(args, b: fw.Basis) -> list[wm.Change]:
     if args.link and args.link_from:
         raise UsageError("--link and --link-from both name the link; give one")
-    if not (args.link or args.link_from):
+    if args.link is None and args.link_from is None:
         return []
-    rate = parse_rate(args.link) if args.link else float("nan")
+    rate = parse_rate(args.link) if args.link is not None else float("nan")
     if b.model is None or not inter_node(b.model.fit, b.nodes):
         raise UsageError("--link: the runs have no transfer between nodes (no inter-node pairs, "
                          "and no FFT distribution across nodes), so the link's α–β is unknown; "
                          "add a run on 2 or more nodes, e.g. wulfbench transfer --pairs first")
-    if args.link:
+    if args.link is not None:
         recorded = float(b.now.points[0].attrs.get("link_rate_Bps") or 0) if b.now.points else 0.0
         return [wm.link_change(b.model.fit, rate, recorded or None, rate_words(rate))]
     other = _open(args.link_from, "--link-from")
@@ -162,6 +163,8 @@ def compute_change(args) -> list[wm.Change]:
 def disk_change(args) -> list[wm.Change]:
     if not args.disk:
         return []
+    if not Path(args.disk).is_file():
+        raise UsageError(f"--disk {args.disk}: no such file; give a wulfbench io result")
     try:
         io = read_io(Path(args.disk))
     except InputError as err:
@@ -233,7 +236,7 @@ def run(argv: list[str]) -> int:
     print()
     print_table(items)
     print()
-    for line in fw.sentences(b, items):
+    for line in fw.sentences(b, items) + fw.sources(changes):
         print(line)
     return 0
 

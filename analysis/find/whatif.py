@@ -133,10 +133,10 @@ def energy_scale(b: Basis, result: energy.Result | None, point: FftPoint,
 
 
 def rows(b: Basis, changes: list[wm.Change], result: energy.Result | None = None,
-         extrapolated: bool = False) -> list[Row]:
-    """Each request (and the saturation rate) after each change, and after all of them together
-    when there are several."""
-    sets = [[c] for c in changes] + ([changes] if len(changes) > 1 else [])
+         extrapolated: bool = False, together: bool = True) -> list[Row]:
+    """Each request (and the saturation rate) after each change, and (together) after all of
+    them at once when there are several."""
+    sets = [[c] for c in changes] + ([changes] if len(changes) > 1 and together else [])
     shapes = [(_label(p), p, 1.0) for p in requests(b)]
     if b.saturation is not None:
         rps, pt = b.saturation
@@ -185,11 +185,22 @@ def sentences(b: Basis, items: list[Row]) -> list[str]:
                 f"{big.request} ({tables.fmt_time(big.now_s)} now, "
                 f"{tables.fmt_time(big.predicted_s)} after); "
                 f"{ADVICE.get(big.limited_by.split(' (')[0], big.limited_by)}")
+        e = big.extra
+        if "j_per_request_now" in e:
+            line += f"; {e['j_per_request_now']:.3g} J per request now, {e['j_per_request_after']:.3g} after"
+        if "usd_per_1000_requests_now" in e:
+            line += (f"; ${e['usd_per_1000_requests_now']:.3g} per 1000 requests now, "
+                     f"${e['usd_per_1000_requests_after']:.3g} after")
         sat = next((r for r in items if r.change == change and r.request.startswith("load")), None)
         if sat is not None and sat.predicted_s > 0:
             line += f"; the load saturates at {1 / sat.predicted_s:.3g} req/s instead of {1 / sat.now_s:.3g}"
         out.append(line + ".")
     return out
+
+
+def sources(changes: list[wm.Change]) -> list[str]:
+    """Where each change's figures come from."""
+    return [f"{c.text}: {c.source}." for c in changes if c.source]
 
 
 COLUMNS = [Column("request", "request"), Column("change", "change"),
@@ -252,3 +263,43 @@ def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:
                                  source=base.name))
             break
     return out
+
+
+@dataclass(frozen=True)
+class UpgradePage:
+    """The report's "What an upgrade buys" for one series of cluster runs."""
+
+    series: str
+    lead: str
+    table: Table | None
+    sentences: tuple[str, ...]
+
+
+UPGRADE_LEAD = ("What a change would buy, from a model of the runs below: the next link rate, "
+                "twice the nodes where the model's held-out check reaches that far, and nodes that "
+                "compute like the baseline. For other changes (another run's link, a disk) use "
+                "`python3 -m analysis.whatif`.")
+
+
+def pages(runs: list[Run], baselines: list[Run], series: dict[str, str]) -> tuple[UpgradePage, ...]:
+    """One page part per series of cluster runs with FFT points (series: run name -> series)."""
+    out = []
+    cluster = [r for r in runs if r not in baselines and not r.is_baseline and not r.invalid]
+    for name in dict.fromkeys(series[r.name] for r in cluster if r.points):
+        mates = [r for r in cluster if series[r.name] == name]
+        hosts = {str(h.get("hostname")) for r in mates for h in r.hosts}
+        more = [r for r in cluster if r.transfer and not r.points and r not in mates
+                and {str(h.get("hostname")) for h in r.hosts} <= hosts]
+        try:
+            b = basis(mates + more)
+        except UsageError:
+            continue
+        changes = report_changes(b, [x for x in baselines if not x.invalid])
+        if not changes:
+            out.append(UpgradePage(name, lead(b) + " No change to show: one node, no baseline "
+                                   "and no node count validated beyond this one.", None, ()))
+            continue
+        items = rows(b, changes, together=False)
+        out.append(UpgradePage(name, lead(b), table(items),
+                               tuple(sentences(b, items) + sources(changes))))
+    return tuple(out)

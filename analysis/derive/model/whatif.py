@@ -118,7 +118,7 @@ def held_out(items: list[tuple[Run, list[FftPoint]]], comm: list[Run] | None = N
     err_max, err_med = _err_stats(np.array([c[2] for c in checks]), np.array([c[1] for c in checks]))
     text = (f"{what}: max {100 * err_max:.0f} %, median {100 * err_med:.0f} % over "
             f"{len(checks)} point(s)") if np.isfinite(err_max) else what
-    out = HeldOut(False, "", text, err_max, (counts[0] / reach, counts[-1] * reach), checks)
+    out = HeldOut(False, "", text, err_max, (max(1.0, counts[0] / reach), counts[-1] * reach), checks)
     if not np.isfinite(err_max):
         out.reason = "the held-out data has no point to check"
     elif err_max > MAX_HELD_OUT_ERROR:
