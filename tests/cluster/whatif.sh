@@ -8,13 +8,16 @@ usage() {
     cat <<'EOF'
 Usage: bash tests/cluster/whatif.sh
 
-Three predictions, each then measured (short sweeps: fft --sweep files --files 1,4,16, 5 reps):
-  link:    measured at --link pi3 on 2 and 4 nodes (bridge), predict --link 1gbit at 4 nodes,
-           then run 4 nodes at --link pi4;
-  compute: measured at --cpu-share 0.5 on 2 nodes, predict with --compute a --baseline run made
-           in a node at --cpu-share 1.0, then run 2 nodes at --cpu-share 1.0;
-  nodes:   measured on 2 and 4 nodes (pi3, serial switch, --cpu-share 0.2), predict 6 nodes
-           (6 lies inside the range the held-out 4 nodes validated: fit on 2, checked at 4), then run 6.
+Four predictions, each then measured (short sweeps: fft --sweep files --files 1,4,16, 5 reps):
+  link:      measured at --link pi3 on 2 and 4 nodes (bridge), predict --link 1gbit at 4 nodes,
+             then run 4 nodes at --link pi4;
+  link-from: the same, with the α–β of a transfer run on 2 pi4 nodes (--link-from) instead of
+             the nominal rate;
+  compute:   measured at --cpu-share 0.25 on 2 nodes (no link shaping, --result peaks), predict
+             with --compute a --baseline run made in a node at --cpu-share 0.5, then run 2 nodes
+             at 0.5 (0.5 -> 1.0 would ask two nodes for a full core each of this 2-core machine);
+  nodes:     measured on 2 and 4 nodes (pi3, bridge, --cpu-share 0.2), predict 6 nodes (inside
+             the range the held-out 4 nodes validated: fit on 2, checked at 4), then run 6.
 Prints the table (configuration, predicted [interval], measured, error) and checks each row.
 Needs root; takes the emulated cluster, so run it under flock /tmp/wb-emulator.lock when the
 machine is shared. Prints "N passed, N failed" last; exits 1 if anything failed.
@@ -56,19 +59,20 @@ measure() {
     run 2 link-pi3-probe.h5 "${probe[@]}" --label "pi3 probe"
     "$cluster" down >/dev/null 2>&1
     up 4 --link pi4
+    run 2 link-pi4-probe.h5 "${probe[@]}" --label "pi4 probe"
     run 4 link-pi4-n4.h5 "${sweep[@]}" --link-rate 125MB --label "pi4 n4"
     "$cluster" down >/dev/null 2>&1
 
-    up 2 --link pi4 --cpu-share 0.5
-    run 2 cpu-half-n2.h5 "${sweep[@]}" --label "half n2"
-    run 2 cpu-half-probe.h5 "${probe[@]}" --label "half probe"
+    up 2 --cpu-share 0.25
+    run 2 cpu-slow-n2.h5 "${sweep[@]}" --result peaks --label "slow n2"
+    run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
     "$cluster" down >/dev/null 2>&1
-    up 2 --link pi4 --cpu-share 1.0
-    run 1 cpu-full-baseline.h5 "${sweep[@]}" --baseline --label "full baseline"
-    run 2 cpu-full-n2.h5 "${sweep[@]}" --label "full n2"
+    up 2 --cpu-share 0.5
+    run 1 cpu-fast-baseline.h5 "${sweep[@]}" --result peaks --baseline --label "fast baseline"
+    run 2 cpu-fast-n2.h5 "${sweep[@]}" --result peaks --label "fast n2"
     "$cluster" down >/dev/null 2>&1
 
-    up 6 --link pi3 --switch serial --cpu-share 0.2
+    up 6 --link pi3 --cpu-share 0.2
     for n in 2 4 6; do run "$n" "nodes-n$n.h5" "${sweep[@]}" --link-rate 12.5MB --label "nodes n$n"; done
     run 2 nodes-probe.h5 "${probe[@]}" --label "nodes probe"
     "$cluster" down >/dev/null 2>&1
@@ -85,7 +89,7 @@ else
     measure
 fi
 
-# predict LABEL TRUTH.h5 NODES -- WHATIF-ARGS: one row of the table from analysis.whatif's CSV (the
+# predict LABEL TRUTH.h5 WHATIF-ARGS...: one row of the table from analysis.whatif's CSV (the
 # largest request), checked against TRUTH's median time per request at that request.
 predict() {
     local label=$1 truth=$2
@@ -126,6 +130,8 @@ EOF
 }
 
 predict link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" --link 1gbit
-predict compute cpu-full-n2.h5 "$out/cpu-half-n2.h5" "$out/cpu-half-probe.h5" --compute "$out/cpu-full-baseline.h5"
+predict link-from link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" \
+    --link-from "$out/link-pi4-probe.h5"
+predict compute cpu-fast-n2.h5 "$out/cpu-slow-n2.h5" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
 predict nodes nodes-n6.h5 "$out/nodes-n2.h5" "$out/nodes-n4.h5" "$out/nodes-probe.h5" --nodes 6
 finish
