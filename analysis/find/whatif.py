@@ -10,6 +10,7 @@ row says why not (predicted_s and the interval are empty in the CSV).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -215,7 +216,7 @@ NOTE = ("ratio = time now / time after (above 1 the change is faster). For the l
         "buys'.")
 
 
-def table(items: list[Row]) -> Table:
+def table(items: list[Row], name: str = "whatif") -> Table:
     extras: list[str] = []
     for r in items:
         extras += [k for k in r.extra if k not in extras]
@@ -226,7 +227,7 @@ def table(items: list[Row]) -> Table:
                "ratio": r.ratio, "limited_by": r.limited_by or r.why_not}
         row.update({k: r.extra.get(k, float("nan")) for k in extras})
         cells.append(row)
-    return Table("whatif", "What an upgrade buys", COLUMNS + [Column(k, k, "float") for k in extras],
+    return Table(name, "What an upgrade buys", COLUMNS + [Column(k, k, "float") for k in extras],
                  cells, note=NOTE)
 
 
@@ -273,6 +274,7 @@ class UpgradePage:
     lead: str
     table: Table | None
     sentences: tuple[str, ...]
+    intro: str = ""  # the section's first paragraph, on the first page part
 
 
 UPGRADE_LEAD = ("What a change would buy, from a model of the runs below: the next link rate, "
@@ -285,7 +287,8 @@ def pages(runs: list[Run], baselines: list[Run], series: dict[str, str]) -> tupl
     """One page part per series of cluster runs with FFT points (series: run name -> series)."""
     out = []
     cluster = [r for r in runs if r not in baselines and not r.is_baseline and not r.invalid]
-    for name in dict.fromkeys(series[r.name] for r in cluster if r.points):
+    names = list(dict.fromkeys(series[r.name] for r in cluster if r.points))
+    for name in names:
         mates = [r for r in cluster if series[r.name] == name]
         hosts = {str(h.get("hostname")) for r in mates for h in r.hosts}
         more = [r for r in cluster if r.transfer and not r.points and r not in mates
@@ -300,6 +303,9 @@ def pages(runs: list[Run], baselines: list[Run], series: dict[str, str]) -> tupl
                                    "and no node count validated beyond this one.", None, ()))
             continue
         items = rows(b, changes, together=False)
-        out.append(UpgradePage(name, lead(b), table(items),
+        csv_name = "whatif" if len(names) == 1 else f"whatif_{tables.slug(b.now.name)}"
+        out.append(UpgradePage(name, lead(b), table(items, csv_name),
                                tuple(sentences(b, items) + sources(changes))))
+    if out:
+        out[0] = dataclasses.replace(out[0], intro=UPGRADE_LEAD)
     return tuple(out)

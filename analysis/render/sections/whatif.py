@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from ..document import Report, Section
 from ...find import Findings
-from ...find.whatif import UPGRADE_LEAD
 
 
 def upgrade_section(rep: Report, ctx: Findings) -> None:
     if not ctx.upgrade:
         return
     rep.upgrade = sec = Section("upgrade", "What an upgrade buys", "Upgrade")
-    sec.para(UPGRADE_LEAD)
+    sec.para(ctx.upgrade[0].intro)
     for page in ctx.upgrade:
         sec.para(f"**{page.series}**: {page.lead}" if len(ctx.upgrade) > 1 else page.lead)
         if page.table is not None:
