@@ -199,6 +199,11 @@ def test_link_needs_transfer_between_nodes(tmp_path):
     two = fixtures.node_series(tmp_path / "two", nodes=(2,), s_per_flop=4e-9)
     one_line_exit_2(whatif(*two, "--link-from", one[0]), "--link-from", "holds no transfer between nodes")
     one_line_exit_2(whatif(*two, "--link", "1gbit", "--link-from", one[0]), "give one")
+    # two nodes of four ranks each, whose transfer part measured ranks 0-1 and 0-2: one node
+    same = fixtures.write_run(tmp_path / "same.h5", dataclasses.replace(
+        fixtures.PI, hosts=("pi0", "pi1"), ranks_per_node=4, scenarios=("files",), load=False))
+    one_line_exit_2(whatif(same, "--link", "1gbit"), "--link", "no inter-node pairs")
+    assert whatif(same, "--nodes", 2).returncode == 0  # what needs no link still works
 
 
 def test_link_from_another_runs_transfer(tmp_path, pi3):
