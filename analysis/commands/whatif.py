@@ -156,8 +156,7 @@ def compute_change(args) -> list[wm.Change]:
     if fit is None:
         raise UsageError(f"--compute {args.compute}: its baseline has no valid FFT point to "
                          "take a compute rate from; rerun wulfbench fft --baseline there")
-    name = other.label or Path(args.compute).stem
-    return [wm.Change("compute", f"nodes that compute like {name}", compute=fit, source=name)]
+    return [fw.compute_change(other.name, fit)]
 
 
 def disk_change(args) -> list[wm.Change]:

@@ -260,10 +260,16 @@ def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:
     for base in baselines:
         fit = wm.compute_fit(usable_points(base))
         if fit is not None:
-            out.append(wm.Change("compute", f"nodes that compute like {base.name}", compute=fit,
-                                 source=base.name))
+            out.append(compute_change(base.name, fit))
             break
     return out
+
+
+def compute_change(name: str, fit) -> wm.Change:
+    """Nodes whose ranks compute as `name`'s --baseline run did (its fit c0 + c1·flops)."""
+    return wm.Change("compute", f"nodes that compute like {name}", compute=fit,
+                     source=f"each rank's compute from {name}'s --baseline run, "
+                            f"{tables.fmt_time(fit.a)} + {tables.fmt_time(fit.b * 1e9)} per GFLOP")
 
 
 @dataclass(frozen=True)
