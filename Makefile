@@ -124,7 +124,7 @@ UNITS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 BUILD_DIRS = build build-mpich build-san build-native build-mpich-native build-uchar build-mpich-uchar
 
 .PHONY: all units deps deps-test deps-arm deps-bench deps-fuzz run test test-unit test-mpi test-analysis test-transfer test-load \
-        test-browser test-cluster test-arm test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster setup \
+        test-browser test-cluster validate-whatif test-arm test-slurm test-reliability test-sanitize test-install fuzz bench bench-cluster setup \
         report compare install uninstall clean help
 
 all: $(B)/wulfbench $(B)/wulfbench.1 $(B)/wulfbench.bash  ## (what `make` alone does) build $(B)/wulfbench, its man page and completion
@@ -271,6 +271,9 @@ test-browser: all    ## the HTML report in headless Chromium
 
 test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup (root)
 	@fail=0; for t in run check power netfault faults buys setup nodesteps; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+
+validate-whatif: all  ## analysis.whatif's predictions against emulated runs of the change (root; not in CI: see docs/testing.md)
+	bash tests/cluster/whatif.sh
 
 test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64, armhf or all, the default)
 	@$(MAKE) --no-print-directory all $(B)/tests/wbspectra

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from . import buys, tables
-from ..derive import hardware
+from . import buys, tables, whatif
+from ..derive import hardware, scaling
 from .. import derive
 from ..derive import energy
 from ..read import point_detail
@@ -71,6 +71,7 @@ class Findings:
     # each section's own figures (None only while derive_findings builds them)
     runs_tables: tuple[Table, ...] = ()  # provenance, hosts
     buys_page: BuysPage | None = None
+    upgrade: tuple[whatif.UpgradePage, ...] = ()  # "What an upgrade buys", one per series
     fft: FftFindings | None = None
     pipeline: PipelineFindings | None = None
     speedup: SpeedupFindings | None = None
@@ -150,6 +151,8 @@ def _sections(ctx: Findings) -> Findings:
         buys_page=BuysPage(buys.LEAD if rows else buys.NONE,
                            buys.table(list(rows)) if rows else None,
                            tuple(buys.statements(list(rows))) if rows else ()),
+        upgrade=whatif.pages(list(ctx.runs), list(ctx.baselines),
+                             scaling.series_names([r for r in ctx.runs if r not in ctx.baselines])),
         fft=fft_findings(ctx), pipeline=pipeline_findings(ctx), speedup=speedup_findings(ctx),
         ranks=ranks_findings(ctx), transfer=transfer_findings(ctx), dfft=dfft_findings(ctx),
         scaling=scaling_findings(ctx), storage=storage_findings(ctx), forecast=forecast_findings(ctx), load=load_findings(ctx),

@@ -13,8 +13,9 @@ Break-even nodes, in order of preference (docs/comparison.md):
    ratio interpolated in log nodes and log ratio where it reaches 1 for good; its CI is the
    same rule on the ends of the ratios' 95 % CIs;
 2. no node count wins: from 2 nodes on, the bytes the head node's link must carry per request
-   over the line rate (--link-rate as recorded, else measured by a transfer test between nodes)
-   exceed the reference's time per request;
+   over the line rate (--link-rate as recorded, else measured by a transfer test between nodes,
+   else the fastest the runs' own distribution or gather moved bytes across it) exceed the
+   reference's time per request;
 3. forecast: a validated model (analysis.model: fitted on all node counts but the largest,
    within 25 % there), its held-out error taken as the band;
 4. otherwise it cannot be given, and the text says what to run.
@@ -112,6 +113,31 @@ def line_rate(point, runs: list[Run]) -> tuple[float, str] | None:
     return None
 
 
+def own_rate(items: list[tuple[Run, list]]) -> tuple[float, str] | None:
+    """The fastest the runs' own requests moved bytes across the head node's link: the bytes a
+    distribution (or gather) carried across it over the slowest rank's median time for it, at
+    every point of every run on two or more nodes. A rate the link reached, so at most its line
+    rate: the bound it gives is what this link needed, not what a faster one would."""
+    best: tuple[float, str] | None = None
+    for run, pts in items:
+        nodes = model.node_count(run)
+        if nodes < 2:
+            continue
+        for pt in pts:
+            _f, m_in, m_out = model.request_shape(pt)
+            share = model.remote_ranks(pt, pt.p) / max(1, pt.p)
+            for what, m, series in (("samples", m_in, "t_distribute"), ("results", m_out, "t_gather")):
+                t = derive.slowest_median(pt, series)
+                if not (m > 0 and t > 0):
+                    continue
+                rate = m * share / t
+                if best is None or rate > best[0]:
+                    best = (rate, f"reached by {run.name} itself ({tables.fmt_bytes(m * share)} "
+                                  f"of {what} in {tables.fmt_time(t)}, {pt.id}; no line rate "
+                                  f"recorded or measured by a transfer test)")
+    return best
+
+
 def link_bound(s: PointStats, nodes: int, rate: tuple[float, str] | None) -> LinkBound | None:
     if rate is None:
         return None
@@ -178,12 +204,12 @@ def no_winner(bound: LinkBound | None, t_ref: float, against: str, result: str) 
     big = max(bound.out_bytes, bound.in_bytes)
     which = "results" if bound.in_bytes >= bound.out_bytes else "samples"
     many = bound.bound_s(10 ** 6)
-    text = (f"no node count wins this workload: from 2 nodes on, the head node's link alone needs "
-            f"at least {tables.fmt_time(bound.bound_s(2))} per request ({tables.fmt_bytes(big)} of "
+    text = (f"no node count wins: the link alone needs {tables.fmt_time(bound.bound_s(2))} per "
+            f"request, {against} {tables.fmt_time(t_ref)}. From 2 nodes on, the head node's link "
+            f"carries {tables.fmt_bytes(big)} of "
             f"{which} in all, {tables.fmt_bytes(big * bound.share(2))} of them across the link at "
-            f"2 nodes, {tables.fmt_time(many)} with many nodes; line rate "
-            f"{tables.fmt_bps(bound.rate_Bps)}, {bound.source}), while {against} takes "
-            f"{tables.fmt_time(t_ref)}. What would change it: ")
+            f"2 nodes ({tables.fmt_time(many)} with many nodes; line rate "
+            f"{tables.fmt_bps(bound.rate_Bps)}, {bound.source}). What would change it: ")
     changes = []
     if which == "results" and result != "peaks":
         left = bound.out_bytes * bound.share(2) / bound.rate_Bps
@@ -238,9 +264,7 @@ def break_even(head: Comparison, series: list[tuple[int, Comparison]], items: li
         # one node has no link to carry: it may win where no larger count can
         return BreakEven("only one node wins", 1.0, None, None, "1 only (link-bound from 2)",
                          f"only 1 node wins (measured ratio {one.speedup:.3g} "
-                         f"[{one.ci_lo:.3g}, {one.ci_hi:.3g}]); " + found.text.replace(
-                             "no node count wins this workload: from 2 nodes on,",
-                             "from 2 nodes on no node count wins this workload:"))
+                         f"[{one.ci_lo:.3g}, {one.ci_hi:.3g}]); from 2 nodes on " + found.text)
     if found is not None:
         return found
     nodes = model.node_count(head.run)
@@ -250,10 +274,26 @@ def break_even(head: Comparison, series: list[tuple[int, Comparison]], items: li
     counts = ", ".join(str(n) for n, _c in series)
     loses = (f"the cluster loses at every measured count ({counts} nodes)" if len(series) > 1
              else f"measured at {counts} node(s) only")
-    rate = "" if bound is not None else "; no line rate is known (give --link-rate) to test the link bound"
     return BreakEven("not given", short="not given",
-                     text=f"cannot be given: {loses}, and no validated forecast ({why}){rate}; "
-                          f"{RUN_MORE}")
+                     text=f"cannot be given: {loses}, and no validated forecast ({why})"
+                          f"{advice([n for n, _c in series], bound, items)}")
+
+
+def advice(counts: list[int], bound: LinkBound | None, items: list[tuple[Run, list]]) -> str:
+    """What to run next, never what the runs already hold."""
+    more = []
+    if len(set(counts)) < 3:
+        more.append(RUN_MORE)
+    elif len(set(counts)) < 4:
+        more.append(f"a run at {2 * max(counts)} nodes, as the others, gives the forecast another "
+                    "node count to check against")
+    if bound is None and any(model.node_count(r) > 1 for r, _p in items):
+        more.append("a transfer test between two nodes (wulfbench transfer --pairs first) or "
+                    "--link-rate gives the line rate the link bound needs")
+    if not more:
+        more.append("more repetitions (--reps auto) narrow the spread the forecast is checked "
+                    "against")
+    return "; " + "; ".join(more)
 
 
 def _headline(comps: list[Comparison]) -> Comparison:
@@ -289,7 +329,7 @@ def rows(runs: list[Run], baselines: list[Run], stats_by_run: dict[str, list[Poi
             for c in pool:
                 if id(c.run) in mate_ids and c.cluster.point.key == head.cluster.point.key:
                     by_nodes.setdefault(model.node_count(c.run), c)
-            rate = rate or line_rate(head.cluster.point, mates)
+            rate = rate or line_rate(head.cluster.point, mates) or own_rate(items)
             bound = link_bound(head.cluster, nodes, rate)
             if head.kind == "paired":
                 against = "one node (paired)"

@@ -55,6 +55,7 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     energy: EnergyResult = field(default_factory=EnergyResult)
     lead: Section | None = None  # "What the cluster buys", above everything else
+    upgrade: Section | None = None  # "What an upgrade buys", right after it
 
     def section(self, anchor: str, title: str, nav: str = "") -> Section:
         sec = Section(anchor, title, nav or title)
@@ -64,7 +65,7 @@ class Report:
     @property
     def tables(self) -> list[Table]:
         found = [self.study] if self.study is not None else []
-        secs = ([self.lead] if self.lead else []) + self.sections
+        secs = [s for s in (self.lead, self.upgrade) if s] + self.sections
         return found + [b[1] for s in secs for b in s.blocks if b[0] == "table"]  # type: ignore[misc]
 
     @property

@@ -93,7 +93,7 @@ def _html_list(cls: str, title: str, items: list[str], anchor: str = "") -> str:
 
 
 def _nav(rep: Report) -> list[tuple[str, str]]:
-    items = [("buys", rep.lead.nav)] if rep.lead else []
+    items = [(s.anchor, s.nav) for s in (rep.lead, rep.upgrade) if s]
     items += [("readfirst", "Read first")] if rep.warnings else []
     items.append(("summary", "Summary"))
     return items + [(s.anchor, s.nav) for s in rep.sections]
@@ -115,7 +115,7 @@ def html_section(sec: Section, outdir: Path) -> list[str]:
 
 def render_html(rep: Report) -> str:
     body = [line for sec in rep.sections for line in html_section(sec, rep.outdir)]
-    lead = "\n".join(html_section(rep.lead, rep.outdir)) if rep.lead else ""
+    lead = "\n".join(line for s in (rep.lead, rep.upgrade) if s for line in html_section(s, rep.outdir))
     findings = ""
     if rep.findings:
         findings = ("<div class='findings'><b>Findings</b><ul>"

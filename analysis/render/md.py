@@ -50,6 +50,7 @@ def md_section(sec: Section) -> list[str]:
 def render_md(rep: Report) -> str:
     out = [f"# {rep.title}", "", generated(rep) + " The page with the figures is index.html.", ""]
     out += md_section(rep.lead) if rep.lead else []
+    out += md_section(rep.upgrade) if rep.upgrade else []
     if rep.warnings:
         out += ["## Read first", ""] + [f"- {w}" for w in rep.warnings] + [""]
     out += ["## Summary", ""]

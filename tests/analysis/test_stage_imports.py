@@ -11,7 +11,7 @@ ANALYSIS = Path(__file__).resolve().parents[2] / "analysis"
 
 STAGES = ("read", "derive", "find", "render", "commands")
 # The command lines' old paths (python3 -m analysis.report, ...) are thin shims of commands/.
-SHIMS = {"report", "compare", "scaling", "drift", "frames"}
+SHIMS = {"report", "compare", "scaling", "drift", "frames", "whatif"}
 # What opens a result file: only the read stage may name these.
 OPENERS = {"h5py", "open_h5"}
 

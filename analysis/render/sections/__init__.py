@@ -18,6 +18,7 @@ from .service import energy_section, load_section
 from .speedup import baseline_section, buys_section
 from .storage import storage_section
 from .transfer import dfft_section, scaling_section, transfer_section
+from .whatif import upgrade_section
 
 
 def runs_section(rep: Report, ctx: Findings) -> None:
@@ -30,7 +31,7 @@ def runs_section(rep: Report, ctx: Findings) -> None:
 
 # The page's order. Each section only formats what derive_findings computed, so any order
 # gives the same sections, figures and lines (tests/analysis/test_sections_order.py).
-SECTIONS = (runs_section, fft_section, pipeline_section, baseline_section, buys_section,
+SECTIONS = (runs_section, fft_section, pipeline_section, baseline_section, buys_section, upgrade_section,
             per_rank_section, transfer_section, storage_section, dfft_section, scaling_section, model_section,
             load_section, energy_section, method_section)
 

@@ -1,0 +1,253 @@
+"""What an upgrade buys: the request's time after one change (a link, a node count, another
+machine's compute rate, another disk), from the model of fit.py checked on data held out of it.
+
+The model is fit.predict's, with one more step: on the measured points the median t_total is
+fitted as a + k * core (least squares on relative errors, a, k >= 0), core being predict's time
+with t0 = 0. So what the three phases do not explain splits into a fixed part a (the head node's
+own work: barriers, bookkeeping) and a part k - 1 that grows with the busiest phase (the
+pipeline's fill and drain, the switch's cost per frame), which a faster link shrinks with it.
+
+A prediction is a figure only when the same procedure, fitted without some measured data,
+predicted that data within MAX_HELD_OUT_ERROR (check.py's 25 %): with runs at two or more node
+counts the largest count is held out, with one count the largest request. Its 95 % interval
+adds the measured median's CI and that held-out error in quadrature. A node count is validated
+from the smallest measured count / g to the largest x g, g being how far the held-out check
+reached (held-out count / largest fitted count; 1 with one count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .. import stats
+from .. import compute_samples, median_total
+from ...read.runs import FftPoint, Run
+from .check import MAX_HELD_OUT_ERROR, node_count
+from .fit import (AffineFit, HockneyFit, RunModel, _err_stats, fit_affine_rel, fit_runs,
+                  overlapped, predict, request_shape)
+
+# TCP payload per Ethernet frame on the wire at MTU 1500 (1448 of 1538 bytes): what a stream
+# reaches of a line rate when the run does not say what its own line rate was.
+LINE_EFFICIENCY = 1448 / 1538
+
+LIMITS = ("link", "compute", "head node", "disk")
+
+
+@dataclass
+class Model:
+    """fit.py's model of some runs with the residual fit a + k * core."""
+
+    fit: RunModel
+    a_s: float
+    k: float
+
+    def phases(self, point: FftPoint, ranks: int, hockney: HockneyFit | None = None,
+               compute: AffineFit | None = None) -> dict[str, float]:
+        """link, compute and head node seconds of `point` on `ranks` ranks, and the total."""
+        h = self.fit.hockney if hockney is None else hockney
+        c = self.fit.compute if compute is None else compute
+        d, comp, g, core = (float(x[0]) for x in predict(h, c, 0.0, point, np.array([ranks])))
+        link = max(d, g) if overlapped(point) else d + g
+        total = self.a_s + self.k * core
+        # what k adds grows with the busiest phase; the head node's part is the fixed a
+        grown = (self.k - 1.0) * core
+        parts = {"link": link, "compute": comp}
+        busiest = max(parts, key=lambda key: parts[key])
+        parts[busiest] += max(0.0, grown)
+        parts["head node"] = self.a_s + min(0.0, grown)
+        return {**parts, "total": total}
+
+
+def fit_model(items: list[tuple[Run, list[FftPoint]]], comm: list[Run] | None = None) -> Model | None:
+    fit = fit_runs("what-if", items, comm)
+    if fit.compute is None:
+        return None
+    pts = [pt for _r, pts in items for pt in pts]
+    core = np.array([float(predict(fit.hockney, fit.compute, 0.0, pt, np.array([pt.p]))[3][0])
+                     for pt in pts])
+    meas = np.array([median_total(pt) for pt in pts])
+    res = fit_affine_rel(core, meas) if len(pts) >= 2 else None
+    if res is None or not (res.b > 0):
+        return Model(fit, max(0.0, fit.t0_s), 1.0)
+    return Model(fit, res.a, res.b)
+
+
+@dataclass
+class HeldOut:
+    """The procedure's check on measured data it was not fitted to."""
+
+    ok: bool
+    reason: str  # why not, when not ok
+    text: str  # what was held out and how far it missed
+    err_max: float = float("nan")
+    node_range: tuple[float, float] = (1.0, 1.0)
+    checks: list[tuple[str, float, float]] = field(default_factory=list)  # point, measured, predicted
+
+
+def held_out(items: list[tuple[Run, list[FftPoint]]], comm: list[Run] | None = None) -> HeldOut:
+    by_nodes: dict[int, list[tuple[Run, list[FftPoint]]]] = {}
+    for run, pts in items:
+        if pts:
+            by_nodes.setdefault(node_count(run), []).append((run, pts))
+    counts = sorted(by_nodes)
+    if not counts:
+        return HeldOut(False, "no usable FFT point", "")
+    if len(counts) >= 2:
+        fit_items = [it for n in counts[:-1] for it in by_nodes[n]]
+        held = [(r, pt) for r, pts in by_nodes[counts[-1]] for pt in pts]
+        what = (f"fitted on {', '.join(map(str, counts[:-1]))} node(s), the held-out "
+                f"{counts[-1]} nodes")
+        reach = counts[-1] / counts[-2]
+    else:
+        pts = sorted({pt.input_bytes for _r, pts in items for pt in pts})
+        if len(pts) < 3:
+            return HeldOut(False, f"one node count ({counts[0]}) and {len(pts)} request size(s): "
+                           "a check needs runs at two node counts, or three request sizes in a "
+                           "run (one held out)", "")
+        largest = pts[-1]
+        fit_items = [(r, [pt for pt in ps if pt.input_bytes < largest]) for r, ps in items]
+        held = [(r, pt) for r, ps in items for pt in ps if pt.input_bytes == largest]
+        what = f"fitted on the smaller requests, the held-out largest at {counts[0]} node(s)"
+        reach = 1.0
+    model = fit_model(fit_items, comm)
+    if model is None:
+        return HeldOut(False, "no FFT points to fit", "")
+    checks = [(pt.id, median_total(pt), model.phases(pt, pt.p)["total"]) for _r, pt in held]
+    err_max, err_med = _err_stats(np.array([c[2] for c in checks]), np.array([c[1] for c in checks]))
+    text = (f"{what}: max {100 * err_max:.0f} %, median {100 * err_med:.0f} % over "
+            f"{len(checks)} point(s)") if np.isfinite(err_max) else what
+    out = HeldOut(False, "", text, err_max, (max(1.0, counts[0] / reach), counts[-1] * reach), checks)
+    if not np.isfinite(err_max):
+        out.reason = "the held-out data has no point to check"
+    elif err_max > MAX_HELD_OUT_ERROR:
+        out.reason = (f"the model missed its own held-out data by up to {100 * err_max:.0f} % "
+                      f"(more than {100 * MAX_HELD_OUT_ERROR:.0f} %; {what})")
+    else:
+        out.ok = True
+    return out
+
+
+@dataclass
+class Change:
+    """One change: kind is link, nodes, compute or disk; text says it in words."""
+
+    kind: str
+    text: str
+    rate_Bps: float = float("nan")  # link: line rate; disk: read rate
+    hockney: HockneyFit | None = None  # link: another run's alpha-beta
+    nodes: int = 0
+    compute: AffineFit | None = None
+    source: str = ""  # where the figure came from
+
+
+def link_change(fit: RunModel, rate_Bps: float, line_now_Bps: float | None, text: str) -> Change:
+    """A line rate: alpha stays, beta becomes the rate times the share of the line this run's
+    alpha-beta reached of its own line rate (when known, else a TCP stream's)."""
+    eff, how = LINE_EFFICIENCY, "a TCP stream's 94 % of the line"
+    if fit.hockney is not None and line_now_Bps and np.isfinite(fit.hockney.beta_Bps):
+        eff = float(np.clip(fit.hockney.beta_Bps / line_now_Bps, 0.05, 1.0))
+        how = f"{100 * eff:.0f} % of the line, as this run's β reached of its own line rate"
+    alpha = fit.hockney.alpha_s if fit.hockney is not None else 0.0
+    h = HockneyFit(alpha, rate_Bps * eff, 0, float("nan"), float("nan"), how)
+    return Change("link", text, rate_Bps=rate_Bps, hockney=h, source=how)
+
+
+def compute_fit(points: list[FftPoint]) -> AffineFit | None:
+    return fit_affine_rel(*compute_samples(points))
+
+
+@dataclass
+class Prediction:
+    now_s: float
+    now_lo: float
+    now_hi: float
+    after_s: float
+    lo: float
+    hi: float
+    limited_by: str
+    parts_after: dict[str, float]
+    parts_now: dict[str, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.now_s / self.after_s if self.after_s > 0 else float("nan")
+
+    @property
+    def ratio_ci(self) -> tuple[float, float]:
+        return (self.now_lo / self.hi if self.hi > 0 else float("nan"),
+                self.now_hi / self.lo if self.lo > 0 else float("nan"))
+
+
+def read_s(point: FftPoint) -> float:
+    return float(stats.nanmedian(point.times.get("t_read", np.array([np.nan]))))
+
+
+def file_bytes(point: FftPoint) -> float:
+    """Bytes of the request's input files, as /fft/<id>/inputs lists them."""
+    total = sum(float(row.get("bytes", 0) or 0) for row in point.inputs)
+    return total if total > 0 else point.input_bytes
+
+
+def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rpn: int,
+                   changes: list[Change]) -> Prediction:
+    """`point`'s request measured on `nodes` nodes, after every change in `changes`."""
+    med, lo, hi, _n = stats.median_ci(point.times["t_total"])
+    hockney, compute, after_nodes, disk = None, None, nodes, None
+    for ch in changes:
+        hockney = ch.hockney if ch.kind == "link" else hockney
+        compute = ch.compute if ch.kind == "compute" else compute
+        after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
+        disk = ch.rate_Bps if ch.kind == "disk" else disk
+    now = model.phases(point, point.p)
+    ranks = max(1, after_nodes * rpn - (point.nranks - point.p))
+    after = model.phases(point, ranks, hockney, compute)
+    # the model's own error at the measured configuration carries over to the change
+    scale = med / now["total"] if now["total"] > 0 else 1.0
+    t_after = after["total"] * scale
+    if disk is not None:
+        t_read = read_s(point)
+        med, lo, hi = med + t_read, lo + t_read, hi + t_read
+        now["disk"] = t_read
+        after["disk"] = file_bytes(point) / disk
+        t_after += after["disk"]
+    e = check.err_max if np.isfinite(check.err_max) else MAX_HELD_OUT_ERROR
+    up = np.hypot(hi / med - 1 if med > 0 else 0.0, e)
+    down = np.hypot(1 - lo / med if med > 0 else 0.0, e)
+    parts = {k: v for k, v in after.items() if k in LIMITS}
+    limited = max(parts, key=lambda k: parts[k])
+    return Prediction(med, lo, hi, t_after, t_after * max(0.0, 1 - down), t_after * (1 + up),
+                      limited, after, now)
+
+
+def scaled(pred: Prediction, factor: float) -> Prediction:
+    """The same prediction for work `factor` times as long per unit (a rate's inverse)."""
+    return replace(pred, now_s=pred.now_s * factor, now_lo=pred.now_lo * factor,
+                   now_hi=pred.now_hi * factor, after_s=pred.after_s * factor,
+                   lo=pred.lo * factor, hi=pred.hi * factor)
+
+
+def request_bytes(point: FftPoint) -> tuple[float, float]:
+    """(bytes out of the head node, bytes back) of one request."""
+    _f, m_in, m_out = request_shape(point)
+    return m_in, m_out
+
+
+def disk_read_rate(io) -> tuple[float, str] | None:
+    """One reader's sequential read rate (B/s) from a wulfbench io result, and what it is: the
+    median over repetitions of rank 0's MB/s in the read tests that succeeded, cold reads
+    preferred (a request's files come from the disk, not the page cache)."""
+    reads = [t for t in io.tests if str(t.attrs.get("test", "")) == "read" and t.ok]
+    cold = [t for t in reads if str(t.attrs.get("cold", "")) in ("1", "1.0")]
+    found = []
+    for t in cold or reads:
+        if t.mbps is not None and t.mbps.ndim == 2 and t.mbps.shape[1]:
+            found.append(stats.nanmedian(t.mbps[:, 0]))
+        elif np.isfinite(float(t.attrs.get("agg_mbps_median", np.nan) or np.nan)):
+            found.append(float(t.attrs["agg_mbps_median"]))
+    found = [f for f in found if np.isfinite(f) and f > 0]
+    if not found:
+        return None
+    what = "cold" if cold else "warm (no cold read in the file)"
+    return float(np.median(found)) * 1e6, f"{what} sequential read, {io.path.name}"

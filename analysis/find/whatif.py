@@ -1,0 +1,317 @@
+"""What an upgrade buys: for the study's requests (one file, and the largest file count the runs
+measured, 64 x 5 s in the study) and the load's saturation rate, the time per request now and
+after each change, its 95 % interval, the ratio to now and what limits it after; one sentence per
+change. The command (commands/whatif.py) and the report's section after "What the cluster buys"
+both take their rows, table and sentences from here; derive/model/whatif.py is the model.
+
+A prediction is a figure only when the model held on the runs' own held-out data; otherwise the
+row says why not (predicted_s and the interval are empty in the CSV).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import derive
+from ..derive import energy, model, stats
+from ..derive.model import whatif as wm
+from ..read.reader import UsageError
+from ..read.runs import FftPoint, Run
+from . import tables
+from .tables import Column, Table
+
+ADVICE = {
+    "link": "the link then limits, so a faster link helps and more nodes do not",
+    "compute": "compute then limits, so more or faster nodes help and a faster link does not",
+    "head node": "the head node's own work then limits, so neither more nodes nor a faster link "
+                 "helps much",
+    "disk": "the disk then limits, so a faster disk helps",
+}
+
+
+@dataclass
+class Basis:
+    """What the predictions start from: the cluster runs of one kind, their model and its check."""
+
+    items: list[tuple[Run, list[FftPoint]]]
+    comm: list[Run]
+    model: wm.Model | None
+    check: wm.HeldOut
+    now: Run  # the run at the largest node count: "now"
+    nodes: int
+    rpn: int
+    saturation: tuple[float, FftPoint] | None = None  # (req/s, the point of its request shape)
+
+    @property
+    def shown(self) -> bool:
+        return self.model is not None and self.check.ok
+
+
+def usable_points(run: Run) -> list[FftPoint]:
+    return [s.point for s in derive.run_point_stats(run) if s.usable]
+
+
+def basis(runs: list[Run]) -> Basis:
+    """The cluster runs (not baselines, valid) with FFT points, and the transfer-only runs."""
+    cluster = [r for r in runs if not r.is_baseline and not r.invalid]
+    items = [(r, pts) for r in cluster if (pts := usable_points(r))]
+    if not items:
+        raise UsageError("no valid cluster run with FFT points among the files; give the "
+                         "result files of a cluster run (wulfbench fft or suite)")
+    comm = [r for r in cluster if r.transfer and all(r is not x for x, _p in items)]
+    comm += [r for r, _p in items if r.transfer]
+    now, _pts = max(items, key=lambda it: (model.node_count(it[0]), it[0].nranks))
+    nodes = model.node_count(now)
+    out = Basis(items, comm, wm.fit_model(items, comm), wm.held_out(items, comm), now, nodes,
+                max(1, now.nranks // max(1, nodes)))
+    out.saturation = _saturation(now, _pts)
+    return out
+
+
+def _saturation(run: Run, pts: list[FftPoint]) -> tuple[float, FftPoint] | None:
+    if not run.load_steps:
+        return None
+    _steps, sat = derive.load_analysis(run)
+    if sat is None or not np.isfinite(sat.saturation_rps) or sat.saturation_rps <= 0:
+        return None
+    step = run.load_steps[0].attrs
+    files = int(step.get("files_per_request") or 1)
+    secs = float(step.get("seconds_per_file") or 0)
+    same = [p for p in pts if p.nfiles == files and np.isclose(p.seconds_per_file, secs)]
+    return (sat.saturation_rps, same[0]) if same else None
+
+
+def requests(b: Basis) -> list[FftPoint]:
+    """One file, and the largest file count, of the run at the largest node count."""
+    pts = next((ps for r, ps in b.items if r is b.now), [])
+    files = [p for p in pts if p.scenario == "files"] or pts
+    if not files:
+        return []
+    small = min(files, key=lambda p: (p.nfiles, p.input_bytes))
+    big = max(files, key=lambda p: (p.nfiles, p.input_bytes))
+    return [small] if small is big else [small, big]
+
+
+@dataclass
+class Row:
+    request: str
+    change: str
+    now_s: float
+    predicted_s: float = float("nan")
+    ci_low_s: float = float("nan")
+    ci_high_s: float = float("nan")
+    ratio: float = float("nan")
+    ratio_lo: float = float("nan")
+    ratio_hi: float = float("nan")
+    limited_by: str = ""
+    why_not: str = ""  # why no figure is shown
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+def _label(p: FftPoint) -> str:
+    return tables.workload(p.nfiles, p.seconds_per_file, p.input_bytes)
+
+
+def energy_scale(b: Basis, result: energy.Result | None, point: FftPoint,
+                 pred: wm.Prediction, nodes_after: int) -> dict[str, float]:
+    """J and $ per request now (measured or priced) and after (the same power and price per
+    node, for the nodes and the time after)."""
+    row = result.row(b.now.name, point.id) if result is not None else None
+    if row is None:
+        return {}
+    factor = nodes_after * pred.after_s / (b.nodes * pred.now_s) if pred.now_s > 0 else float("nan")
+    out = {}
+    for name, attr in (("j_per_request", "j_per_request"),
+                       ("usd_per_1000_requests", "usd_per_1000_requests")):
+        value = float(getattr(row, attr))
+        if np.isfinite(value):
+            out[f"{name}_now"] = value
+            out[f"{name}_after"] = value * factor
+    return out
+
+
+def rows(b: Basis, changes: list[wm.Change], result: energy.Result | None = None,
+         extrapolated: bool = False, together: bool = True) -> list[Row]:
+    """Each request (and the saturation rate) after each change, and (together) after all of
+    them at once when there are several."""
+    sets = [[c] for c in changes] + ([changes] if len(changes) > 1 and together else [])
+    shapes = [(_label(p), p, 1.0) for p in requests(b)]
+    if b.saturation is not None:
+        rps, pt = b.saturation
+        shapes.append((f"load saturation ({rps:.3g} req/s)", pt, None))
+    out = []
+    for chs in sets:
+        text = " and ".join(c.text for c in chs)
+        nodes_after = next((c.nodes for c in chs if c.kind == "nodes"), b.nodes)
+        for label, pt, unit in shapes:
+            med = stats.nanmedian(pt.times["t_total"])
+            factor = 1.0 if unit is not None else 1.0 / (b.saturation[0] * med)
+            if not b.shown:
+                out.append(Row(label, text, med * factor, why_not=_why_not(b)))
+                continue
+            pred = wm.predict_change(b.model, b.check, pt, b.nodes, b.rpn, chs)
+            if factor != 1.0:
+                pred = wm.scaled(pred, factor)
+            lo, hi = pred.ratio_ci
+            out.append(Row(label, text, pred.now_s, pred.after_s, pred.lo, pred.hi, pred.ratio,
+                           lo, hi, pred.limited_by,
+                           extra=energy_scale(b, result, pt, pred, nodes_after)))
+    if extrapolated:
+        for r in out:
+            r.limited_by += " (extrapolated)" if r.limited_by else ""
+    return out
+
+
+def _why_not(b: Basis) -> str:
+    if b.model is None:
+        return "not shown: no FFT points to fit a model to"
+    return f"not shown: {b.check.reason}"
+
+
+def sentences(b: Basis, items: list[Row]) -> list[str]:
+    """One sentence per change, at the largest request."""
+    out = []
+    for change in dict.fromkeys(r.change for r in items):
+        mine = [r for r in items if r.change == change and not r.request.startswith("load")]
+        if not mine:
+            continue
+        big = mine[-1]
+        if big.why_not:
+            out.append(f"{change}: {big.why_not}.")
+            continue
+        line = (f"{change}: {big.ratio:.2g}× [{big.ratio_lo:.2g}, {big.ratio_hi:.2g}] for "
+                f"{big.request} ({tables.fmt_time(big.now_s)} now, "
+                f"{tables.fmt_time(big.predicted_s)} after); "
+                f"{ADVICE.get(big.limited_by.split(' (')[0], big.limited_by)}")
+        e = big.extra
+        if "j_per_request_now" in e:
+            line += f"; {e['j_per_request_now']:.3g} J per request now, {e['j_per_request_after']:.3g} after"
+        if "usd_per_1000_requests_now" in e:
+            line += (f"; ${e['usd_per_1000_requests_now']:.3g} per 1000 requests now, "
+                     f"${e['usd_per_1000_requests_after']:.3g} after")
+        sat = next((r for r in items if r.change == change and r.request.startswith("load")), None)
+        if sat is not None and sat.predicted_s > 0:
+            line += f"; the load saturates at {1 / sat.predicted_s:.3g} req/s instead of {1 / sat.now_s:.3g}"
+        out.append(line + ".")
+    return out
+
+
+def sources(changes: list[wm.Change]) -> list[str]:
+    """Where each change's figures come from."""
+    return [f"{c.text}: {c.source}." for c in changes if c.source]
+
+
+COLUMNS = [Column("request", "request"), Column("change", "change"),
+           Column("now_s", "now", "time"), Column("predicted_s", "after the change", "time"),
+           Column("ci_low_s", "95 % low", "time"), Column("ci_high_s", "95 % high", "time"),
+           Column("ratio", "ratio to now", "float"), Column("limited_by", "limited by after")]
+
+NOTE = ("ratio = time now / time after (above 1 the change is faster). For the load's saturation "
+        "rate the times are seconds per request at that rate (1 / rate). The interval adds the "
+        "measured median's 95 % CI and the model's error on its held-out data; an empty "
+        "prediction says why in the text below. The model: docs/comparison.md, 'What an upgrade "
+        "buys'.")
+
+
+def table(items: list[Row], name: str = "whatif") -> Table:
+    extras: list[str] = []
+    for r in items:
+        extras += [k for k in r.extra if k not in extras]
+    cells = []
+    for r in items:
+        row = {"request": r.request, "change": r.change, "now_s": r.now_s,
+               "predicted_s": r.predicted_s, "ci_low_s": r.ci_low_s, "ci_high_s": r.ci_high_s,
+               "ratio": r.ratio, "limited_by": r.limited_by or r.why_not}
+        row.update({k: r.extra.get(k, float("nan")) for k in extras})
+        cells.append(row)
+    return Table(name, "What an upgrade buys", COLUMNS + [Column(k, k, "float") for k in extras],
+                 cells, note=NOTE)
+
+
+def lead(b: Basis) -> str:
+    runs = ", ".join(f"{r.name} ({model.node_count(r)} node{'s' if model.node_count(r) != 1 else ''})"
+                     for r, _p in b.items)
+    held = (f"The model held on its held-out data ({b.check.text})." if b.shown
+            else f"No prediction is shown as a figure: {_why_not(b)[len('not shown: '):]}.")
+    link = ""
+    if b.model is not None and b.model.fit.hockney is not None:
+        h = b.model.fit.hockney
+        link = f" α–β from {h.source}: α {tables.fmt_time(h.alpha_s)}, β {tables.fmt_bps(h.beta_Bps)}."
+    return f"From {runs}; now = {b.now.name}.{link} {held}"
+
+
+def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:
+    """The changes the report's section shows unasked: the next link rate up, twice the nodes
+    where the check validated that far, and the desktop's compute rate per node."""
+    out = []
+    if b.model is not None and b.model.fit.hockney is not None and b.nodes > 1:
+        now = float(b.now.points[0].attrs.get("link_rate_Bps") or 0) if b.now.points else 0.0
+        rate = next((r for r in (125e6, 312.5e6) if r > 1.5 * (now or b.model.fit.hockney.beta_Bps)),
+                    None)
+        if rate is not None:
+            name = "a 1 Gbit/s link" if rate == 125e6 else "a 2.5 Gbit/s link"
+            out.append(wm.link_change(b.model.fit, rate, now or None, name))
+    twice = 2 * b.nodes
+    if b.nodes > 1 and twice <= b.check.node_range[1]:
+        out.append(wm.Change("nodes", f"{twice} nodes", nodes=twice))
+    for base in baselines:
+        fit = wm.compute_fit(usable_points(base))
+        if fit is not None:
+            out.append(compute_change(base.name, fit))
+            break
+    return out
+
+
+def compute_change(name: str, fit) -> wm.Change:
+    """Nodes whose ranks compute as `name`'s --baseline run did (its fit c0 + c1·flops)."""
+    return wm.Change("compute", f"nodes that compute like {name}", compute=fit,
+                     source=f"each rank's compute from {name}'s --baseline run, "
+                            f"{tables.fmt_time(fit.a)} + {tables.fmt_time(fit.b * 1e9)} per GFLOP")
+
+
+@dataclass(frozen=True)
+class UpgradePage:
+    """The report's "What an upgrade buys" for one series of cluster runs."""
+
+    series: str
+    lead: str
+    table: Table | None
+    sentences: tuple[str, ...]
+    intro: str = ""  # the section's first paragraph, on the first page part
+
+
+UPGRADE_LEAD = ("What a change would buy, from a model of the runs below: the next link rate, "
+                "twice the nodes where the model's held-out check reaches that far, and nodes that "
+                "compute like the baseline. For other changes (another run's link, a disk) use "
+                "`python3 -m analysis.whatif`.")
+
+
+def pages(runs: list[Run], baselines: list[Run], series: dict[str, str]) -> tuple[UpgradePage, ...]:
+    """One page part per series of cluster runs with FFT points (series: run name -> series)."""
+    out = []
+    cluster = [r for r in runs if r not in baselines and not r.is_baseline and not r.invalid]
+    names = list(dict.fromkeys(series[r.name] for r in cluster if r.points))
+    for name in names:
+        mates = [r for r in cluster if series[r.name] == name]
+        hosts = {str(h.get("hostname")) for r in mates for h in r.hosts}
+        more = [r for r in cluster if r.transfer and not r.points and r not in mates
+                and {str(h.get("hostname")) for h in r.hosts} <= hosts]
+        try:
+            b = basis(mates + more)
+        except UsageError:
+            continue
+        changes = report_changes(b, [x for x in baselines if not x.invalid])
+        if not changes:
+            out.append(UpgradePage(name, lead(b) + " No change to show: one node, no baseline "
+                                   "and no node count validated beyond this one.", None, ()))
+            continue
+        items = rows(b, changes, together=False)
+        csv_name = "whatif" if len(names) == 1 else f"whatif_{tables.slug(b.now.name)}"
+        out.append(UpgradePage(name, lead(b), table(items, csv_name),
+                               tuple(sentences(b, items) + sources(changes))))
+    if out:
+        out[0] = dataclasses.replace(out[0], intro=UPGRADE_LEAD)
+    return tuple(out)

@@ -1,0 +1,321 @@
+"""What an upgrade buys (analysis.whatif and the report's section): predictions checked against
+runs made from the same known model at the configuration predicted, shown only when the model
+held on held-out data, the CSV's columns, and one line with exit 2 for every input the data
+cannot support. Real result files from build/wulfbench where a test needs them."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+import subprocess
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import fixtures
+from analysis.derive import stats
+from analysis.read.reader import open_run
+from conftest import PYTHON, ROOT, run_cli
+
+COLUMNS = ["request", "change", "now_s", "predicted_s", "ci_low_s", "ci_high_s", "ratio", "limited_by"]
+PI3 = dict(beta_Bps=11e6, link_rate_Bps=12.5e6, s_per_flop=4e-9)
+
+
+def whatif(*args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("WB_REPORT_DEBUG", None)
+    return subprocess.run([PYTHON, "-m", "analysis.whatif", *map(str, args)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def one_line_exit_2(proc, *words):
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("whatif: "), proc.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert "Traceback" not in proc.stderr and not proc.stdout
+
+
+def median_at(path: Path, nfiles: int) -> float:
+    run = open_run(path)
+    pt = next(p for p in run.points if p.scenario == "files" and p.nfiles == nfiles)
+    return float(stats.nanmedian(pt.times["t_total"]))
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def pi3(tmp_path_factory):
+    """A slow cluster at 1, 2 and 4 nodes over 12.5 MB/s (recorded as --link-rate)."""
+    return fixtures.node_series(tmp_path_factory.mktemp("pi3"), nodes=(1, 2, 4), **PI3)
+
+
+def test_more_nodes_predicted_against_the_run_at_that_count(tmp_path):
+    fit = fixtures.node_series(tmp_path / "fit", nodes=(1, 2), s_per_flop=4e-9, beta_Bps=1e9)
+    truth = fixtures.node_series(tmp_path / "truth", nodes=(4,), s_per_flop=4e-9, beta_Bps=1e9)[0]
+    out = tmp_path / "w.csv"
+    proc = whatif(*fit, "--nodes", 4, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    assert list(rows[0]) == COLUMNS
+    big = next(r for r in rows if r["request"].startswith("16 ×"))
+    measured = median_at(truth, 16)
+    pred, lo, hi = (float(big[k]) for k in ("predicted_s", "ci_low_s", "ci_high_s"))
+    assert abs(pred / measured - 1) < 0.15 and lo <= measured <= hi, (pred, measured, lo, hi)
+    assert float(big["ratio"]) == pytest.approx(float(big["now_s"]) / pred)
+    assert big["limited_by"] == "compute"
+    assert "4 nodes: " in proc.stdout and "compute then limits" in proc.stdout
+
+
+def test_a_faster_link_predicted_against_a_run_with_it(tmp_path, pi3):
+    fast = dict(PI3, beta_Bps=110e6, link_rate_Bps=125e6)
+    truth = fixtures.node_series(tmp_path, nodes=(4,), **fast)[0]
+    out = tmp_path / "w.csv"
+    proc = whatif(*pi3, "--link", "1gbit", "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    big = next(r for r in rows if r["request"].startswith("16 ×"))
+    measured = median_at(truth, 16)
+    assert abs(float(big["predicted_s"]) / measured - 1) < 0.15, (big, measured)
+    assert float(big["ratio"]) > 2
+    assert "a 1 Gbit/s link: " in proc.stdout
+    assert "88 % of the line" in proc.stdout or "88 %" in proc.stdout  # 11 of 12.5 MB/s
+
+
+def test_shown_only_when_the_model_held_on_held_out_data(tmp_path):
+    broken = fixtures.node_scaling_set(tmp_path, nodes=(1, 2, 4), model_break=True)
+    out = tmp_path / "w.csv"
+    proc = whatif(*broken, "--nodes", 4, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    assert rows and all(r["predicted_s"] == "" and r["ci_low_s"] == "" and r["ratio"] == ""
+                        for r in rows)
+    assert all(r["limited_by"].startswith("not shown: the model missed its own held-out data")
+               for r in rows)
+    assert "No prediction is shown as a figure" in proc.stdout
+    good = fixtures.node_scaling_set(tmp_path / "good", nodes=(1, 2, 4))
+    proc = whatif(*good, "--nodes", 4, "--csv", tmp_path / "g.csv")
+    assert proc.returncode == 0 and all(r["predicted_s"] for r in read_csv(tmp_path / "g.csv"))
+
+
+def test_one_node_count_is_checked_on_its_largest_request(tmp_path):
+    one = fixtures.node_series(tmp_path, nodes=(4,), **PI3)
+    proc = whatif(*one, "--link", "1gbit", "--csv", tmp_path / "w.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert "the held-out largest at 4 node(s)" in proc.stdout
+    one_line_exit_2(whatif(*one, "--nodes", 8), "--nodes 8", "validated 4 to 4 nodes", "--extrapolate")
+
+
+def test_nodes_beyond_the_validated_range(pi3):
+    one_line_exit_2(whatif(*pi3, "--nodes", 64), "--nodes 64", "beyond the validated range",
+                    "1 to 8 nodes", "--extrapolate")
+    proc = whatif(*pi3, "--nodes", 64, "--extrapolate")
+    assert proc.returncode == 0
+    assert "warning: --nodes 64 extrapolates beyond the validated range" in proc.stderr
+    assert "(extrapolated)" in proc.stdout
+    assert whatif(*pi3, "--nodes", 8).returncode == 0  # 2 -> 4 held out: validated to 8
+
+
+@pytest.mark.parametrize("rate", ["fast", "1gb", "100 mbit", "-1gbit", "0mbit", "1e3mbit", ""])
+def test_rates_that_cannot_be_read(pi3, rate):
+    one_line_exit_2(whatif(*pi3, f"--link={rate}"), f"--link '{rate}'", "100mbit, 1gbit or 2.5gbit")
+
+
+@pytest.mark.parametrize("rate, words", [("100mbit", "a 100 Mbit/s link"),
+                                         ("2.5gbit", "a 2.5 Gbit/s link"),
+                                         ("1GBIT", "a 1 Gbit/s link")])
+def test_rates_that_can(pi3, rate, words):
+    proc = whatif(*pi3, "--link", rate)
+    assert proc.returncode == 0 and words in proc.stdout, proc.stderr
+
+
+def _io_file(path: Path, mbps: float | None, status: str = "ok") -> Path:
+    """A wulfbench io result (/coord io schema): one node, one folder, a cold read test."""
+    with h5py.File(path, "w") as f:
+        f.attrs["schema"] = fixtures.SCHEMA
+        f.attrs["subcommand"] = "io"
+        io = f.create_group("io")
+        io.attrs["dirs"] = "/mnt/usb"
+        dt = np.dtype([("node", "<i4"), ("dir", h5py.string_dtype()), ("kind", h5py.string_dtype())])
+        io.create_dataset("devices", data=np.array([(0, "/mnt/usb", "usb")], dtype=dt))
+        if mbps is None:
+            return path
+        g = io.create_group("i000")
+        for key, value in {"test": "write", "status": "ok", "cold": -1}.items():
+            g.attrs[key] = value
+        g.create_dataset("mbps", data=np.full((3, 1), 10 * mbps))
+        g = io.create_group("i001")
+        for key, value in {"test": "read", "status": status, "cold": 1, "dir": "/mnt/usb",
+                           "agg_mbps_median": mbps}.items():
+            g.attrs[key] = value
+        g.create_dataset("mbps", data=np.array([[mbps * 0.98], [mbps], [mbps * 1.02]]))
+        g.create_dataset("agg_mbps", data=np.array([mbps * 0.98, mbps, mbps * 1.02]))
+    return path
+
+
+def test_disk_sets_the_read_time(tmp_path, pi3):
+    out = tmp_path / "w.csv"
+    proc = whatif(*pi3, "--disk", _io_file(tmp_path / "sd.h5", 2.0), "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    big = next(r for r in rows if r["request"].startswith("16 ×"))
+    pt = next(p for p in open_run(pi3[-1]).points if p.nfiles == 16)
+    files = sum(float(r["bytes"]) for r in pt.inputs)
+    # the request's files at 2 MB/s, added to the request: the disk limits
+    assert float(big["predicted_s"]) > files / 2e6 and big["limited_by"] == "disk"
+    assert "2 MB/s" in proc.stdout and "cold sequential read" in proc.stdout
+    assert float(big["ratio"]) < 1
+
+
+def test_a_disk_without_io_and_an_io_without_a_read(tmp_path, pi3):
+    one_line_exit_2(whatif(*pi3, "--disk", pi3[0]), "--disk", "has no /io group", "wulfbench io")
+    one_line_exit_2(whatif(*pi3, "--disk", _io_file(tmp_path / "w.h5", None)),
+                    "holds no successful sequential read test")
+    one_line_exit_2(whatif(*pi3, "--disk", _io_file(tmp_path / "f.h5", 5.0, "failed: ENOSPC")),
+                    "holds no successful sequential read test")
+    one_line_exit_2(whatif(*pi3, "--disk", tmp_path / "none.h5"), "--disk", "no such file")
+
+
+def test_compute_needs_a_baseline(tmp_path, pi3):
+    desk = fixtures.write_run(tmp_path / "desk.h5", dataclasses.replace(fixtures.I5, scenarios=("files",)))
+    out = tmp_path / "w.csv"
+    proc = whatif(*pi3, "--compute", desk, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "nodes that compute like i5-baseline" in proc.stdout
+    one_line_exit_2(whatif(*pi3, "--compute", pi3[1]), "--compute", "holds no --baseline run",
+                    "wulfbench fft --baseline")
+
+
+def test_link_needs_transfer_between_nodes(tmp_path):
+    one = fixtures.node_series(tmp_path, nodes=(1,), s_per_flop=4e-9)
+    one_line_exit_2(whatif(*one, "--link", "1gbit"), "--link", "no transfer between nodes")
+    two = fixtures.node_series(tmp_path / "two", nodes=(2,), s_per_flop=4e-9)
+    one_line_exit_2(whatif(*two, "--link-from", one[0]), "--link-from", "holds no transfer between nodes")
+    one_line_exit_2(whatif(*two, "--link", "1gbit", "--link-from", one[0]), "give one")
+    # two nodes of four ranks each, whose transfer part measured ranks 0-1 and 0-2: one node
+    same = fixtures.write_run(tmp_path / "same.h5", dataclasses.replace(
+        fixtures.PI, hosts=("pi0", "pi1"), ranks_per_node=4, scenarios=("files",), load=False))
+    one_line_exit_2(whatif(same, "--link", "1gbit"), "--link", "no inter-node pairs")
+    assert whatif(same, "--nodes", 2).returncode == 0  # what needs no link still works
+
+
+def test_link_from_another_runs_transfer(tmp_path, pi3):
+    other = fixtures.write_run(tmp_path / "fast.h5", dataclasses.replace(
+        fixtures.PI, beta_Bps=110e6, scenarios=(), load=False))
+    proc = whatif(*pi3, "--link-from", other, "--csv", tmp_path / "w.csv")
+    assert proc.returncode == 0, proc.stderr
+    assert "the link of pi4x4 (α 100 µs, β 110 MB/s)" in proc.stdout
+    big = next(r for r in read_csv(tmp_path / "w.csv") if r["request"].startswith("16 ×"))
+    assert float(big["ratio"]) > 2
+
+
+def test_other_bad_input(tmp_path, pi3):
+    one_line_exit_2(whatif(*pi3), "no change given")
+    one_line_exit_2(whatif(tmp_path / "missing.h5", "--nodes", 2), "missing.h5", "no such file")
+    old = fixtures.write_run(tmp_path / "old.h5", dataclasses.replace(
+        fixtures.PI, schema="wulfbench/0", load=False))
+    one_line_exit_2(whatif(old, "--nodes", 4), "old.h5", "schema 'wulfbench/0'")
+    desk = fixtures.write_run(tmp_path / "desk.h5", fixtures.I5)
+    one_line_exit_2(whatif(desk, "--nodes", 2), "no valid cluster run")
+    out = tmp_path / "w.csv"
+    out.write_text("mine\n")
+    one_line_exit_2(whatif(*pi3, "--nodes", 2, "--csv", out), "exists", "--force")
+    assert out.read_text() == "mine\n"
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "elsewhere.csv")
+    one_line_exit_2(whatif(*pi3, "--nodes", 2, "--csv", link, "--force"), "symbolic link")
+    assert not (tmp_path / "elsewhere.csv").exists()
+
+
+def test_older_files_without_the_newer_names_are_read(tmp_path, pi3):
+    """Files from before slowest_rank, t_over, schedule and link_rate_Bps: still predicted."""
+    old = []
+    for path in pi3:
+        copy = tmp_path / path.name
+        copy.write_bytes(path.read_bytes())
+        with h5py.File(copy, "a") as f:
+            for g in f["fft"].values():
+                for name in ("slowest_rank", "t_over"):
+                    if name in g:
+                        del g[name]
+                for key in ("schedule", "link_rate_Bps"):
+                    if key in g.attrs:
+                        del g.attrs[key]
+            del f.attrs["nnodes"]
+        old.append(copy)
+    proc = whatif(*old, "--link", "1gbit")
+    assert proc.returncode == 0, proc.stderr
+    assert "a TCP stream's 94 % of the line" not in proc.stderr
+
+
+def test_saturation_rate_and_energy_carried_through(tmp_path):
+    runs = []
+    for n in (2, 4):
+        cfg = dataclasses.replace(fixtures.PI, label=f"pi n{n}", hosts=tuple(f"pi{k}" for k in range(n)),
+                                  straggler_rank=None, unstable_point=None, scenarios=("files",),
+                                  transfer=False, load_saturation_attrs=True, seed=70 + n)
+        path = fixtures.write_run(tmp_path / f"n{n}.h5", cfg)
+        fixtures.add_power(path, 4.0)
+        runs.append(path)
+    out = tmp_path / "w.csv"
+    proc = whatif(*runs, "--nodes", 8, "--price", "all=0.01", "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    assert list(rows[0])[:8] == COLUMNS
+    sat = next(r for r in rows if r["request"].startswith("load saturation (6 req/s)"))
+    assert float(sat["now_s"]) == pytest.approx(1 / 6)
+    big = next(r for r in rows if r["request"].startswith("16 ×"))
+    for col in ("j_per_request", "usd_per_1000_requests"):
+        now, after = float(big[f"{col}_now"]), float(big[f"{col}_after"])
+        # the same power and price per node, twice the nodes, the time after
+        assert after == pytest.approx(now * 2 * float(big["predicted_s"]) / float(big["now_s"]))
+    assert "the load saturates at" in proc.stdout
+    assert "J per request now" in proc.stdout and "per 1000 requests now" in proc.stdout
+
+
+def test_the_report_shows_it_right_after_what_the_cluster_buys(tmp_path, pi3):
+    desk = fixtures.write_run(tmp_path / "desk.h5", dataclasses.replace(fixtures.I5, scenarios=("files",)))
+    out = tmp_path / "rep"
+    proc = run_cli(*map(str, pi3), "--baseline", str(desk), "-o", str(out), "-q")
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "summary.md").read_text()
+    buys, upgrade = page.index("## What the cluster buys"), page.index("## What an upgrade buys")
+    assert buys < upgrade < page.index("## Summary")
+    assert "## " not in page[buys + 3:upgrade].replace("### ", "")
+    rows = read_csv(out / "whatif.csv")
+    assert list(rows[0]) == COLUMNS
+    assert {r["change"] for r in rows} >= {"a 1 Gbit/s link", "8 nodes", "nodes that compute like i5-baseline"}
+    html = (out / "index.html").read_text()
+    assert html.index("id='buys'") < html.index("id='upgrade'") and "href='#upgrade'" in html
+
+
+WB = ROOT / "build" / "wulfbench"
+
+
+@pytest.mark.skipif(not WB.is_file(), reason=f"{WB} is not built yet (make)")
+def test_real_files(tmp_path):
+    """Files the real binary writes: ranks on one machine are one node, so --link is refused
+    (nothing crossed a link) and --nodes beyond it needs --extrapolate; a real --baseline run
+    sets the compute rate, a real cluster run is no baseline."""
+    small = ("--reps", "3", "--plan", "estimate", "-q")
+    fixtures.run_wulfbench(2, "fft", "--sweep", "files", "--files", "1,2,4", "--file-seconds", "1",
+                           "--label", "np2", "-o", tmp_path / "np2.h5", *small)
+    fixtures.run_wulfbench(1, "fft", "--baseline", "--sweep", "files", "--files", "1,2,4",
+                           "--file-seconds", "1", "--label", "desk", "-o", tmp_path / "desk.h5", *small)
+    run = tmp_path / "np2.h5"
+    one_line_exit_2(whatif(run, "--link", "1gbit"), "--link", "no transfer between nodes")
+    one_line_exit_2(whatif(run, "--compute", run), "holds no --baseline run")
+    one_line_exit_2(whatif(run, "--nodes", 2), "beyond the validated range")
+    proc = whatif(run, "--compute", tmp_path / "desk.h5", "--csv", tmp_path / "w.csv")
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(tmp_path / "w.csv")
+    assert list(rows[0]) == COLUMNS and {r["change"] for r in rows} == {"nodes that compute like desk"}
+    for r in rows:  # a figure, or why not
+        assert r["predicted_s"] or r["limited_by"].startswith("not shown: ")
