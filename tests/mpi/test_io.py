@@ -325,7 +325,9 @@ def test_a_read_that_never_returns_ends_at_the_watchdog(disk):
     r = faulty(disk, out, "write,read", "WB_FAULT_IO_HANG", "1", "--stall-timeout", "3")
     assert r.returncode == 4, r.stderr
     assert time.monotonic() - t0 < 40
-    assert any("no progress" in l for l in error_lines(r.stderr)), r.stderr
+    line = next(l for l in error_lines(r.stderr) if "no progress" in l)
+    # The line names the rank and node that stopped, and what it was doing on which folder.
+    assert f"rank 1 ({os.uname().nodename})" in line and f"during io read on {disk}" in line, line
     with h5py.File(out) as f:
         assert f.attrs["status"] == "timeout"
         (write,) = groups(f)
