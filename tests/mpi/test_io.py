@@ -92,6 +92,24 @@ def check_point(g: h5py.Group, nranks: int) -> None:
     assert g.attrs["sync"] == "none" if read else g.attrs["sync"] != "none"
 
 
+def check_table(header: str, lines: list[str]) -> None:
+    """A column that does not apply shows "-" (never nan) and every right-aligned column ends under its name:
+    MB/s is meta's only "-", IOPS applies to the random tests and meta, p99_ms to the random tests."""
+    ends = {name: header.index(name) + len(name) for name in ("file_MB", "reps", "MB/s", "IOPS", "p99_ms")}
+    for line in lines:
+        assert "nan" not in line, line
+        fields = dict(zip(("test", "api", "dir", "file_MB", "reps", "MB/s", "IOPS", "p99_ms"), line.split()))
+        for name, end in ends.items():
+            assert line[:end].endswith(fields[name]) and line[end] == " ", (name, header, line)
+        test = fields["test"]
+        assert (fields["MB/s"] == "-") == (test == "meta"), line
+        assert (fields["IOPS"] == "-") == (test not in ("randwrite", "randread", "meta")), line
+        assert (fields["p99_ms"] == "-") == (test not in ("randwrite", "randread")), line
+        for name in ("MB/s", "IOPS", "p99_ms"):
+            if fields[name] != "-":
+                assert float(fields[name]) >= 0, line
+
+
 def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
     out = disk / "all.h5"
     r = run_wb(2, "io", "--dir", str(disk), *QUICK, "-o", str(out), timeout=180)
@@ -101,6 +119,7 @@ def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
     rows = [l.split() for l in r.stdout.splitlines() if l.startswith("  ")]
     assert [x[0] for x in rows] == ["write", "read", "randwrite", "randread", "meta", "shared-write", "shared-write",
                                     "shared-read", "shared-read", "hdf5"]
+    check_table(header, [l for l in r.stdout.splitlines() if l.startswith("  ")])
     with h5py.File(out) as f:
         assert f.attrs["subcommand"] == "io"
         io = f["io"]
