@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, FAULTS_BIN, error_lines, mpi_env, run_faults, run_wb
+from conftest import BIN, FAULTS_BIN, error_lines, loop_ext4, mpi_env, run_faults, run_wb
 
 QUICK = ("--time", "0.3", "--size", "2M", "--reps", "2", "--warmup", "0")
 ATTRS = {"test", "dir", "dir_index", "shared", "api", "access", "file_bytes", "xfer_bytes", "reps", "warmup",
@@ -250,16 +250,8 @@ def test_memory_folder_refused_unless_allowed(disk, memory):
 @pytest.fixture
 def small_ext4(disk):
     """A loop-device ext4 of 24 MiB with few inodes, mounted under disk (root only)."""
-    if not IS_ROOT or not shutil.which("mkfs.ext4"):
-        pytest.skip("a loop-device ext4 needs root and mkfs.ext4")
-    img, mnt = disk / "small.img", disk / "small"
-    mnt.mkdir()
-    with open(img, "wb") as fh:
-        fh.truncate(24 << 20)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-N", "32", str(img)], check=True)
-    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
-    yield mnt
-    subprocess.run(["umount", str(mnt)])
+    with loop_ext4(disk, 24, "-N", "32") as mnt:
+        yield mnt
 
 
 def test_full_disk_fails_the_point_and_the_run_goes_on(small_ext4, disk):
