@@ -194,8 +194,14 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     }
     char path[4200] = "", ranks[1024] = "";
     int points = 0;
-    if (wd.nranks > 1 && !strcmp(status, "timeout"))
+    if (wd.nranks > 1 && !strcmp(status, "timeout")) {
         describe_ranks(ranks, sizeof ranks);
+    } else if (!strcmp(status, "timeout")) {
+        char own[WB_WATCHDOG_ACTIVITY_CAP];
+        read_activity(own);
+        if (*own)
+            snprintf(ranks, sizeof ranks, "rank 0 (%s) was in %s", wd.my_host, own);
+    }
     double wait_s = !strcmp(status, "interrupted") ? 0.7 : 3.0;
     int rc = wd.close_file ? wd.close_file(status, wait_s, path, sizeof path, &points) : 2;
     /* No file open: the main thread may have just closed it and be on its way out; let it go. */

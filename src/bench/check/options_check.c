@@ -22,7 +22,7 @@ const struct wb_optdef wb_check_optdefs[] = {
     {NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 const char wb_check_summary[] =
-    "whether every node is ready: versions, governor, throttling, memory, clock, link (--timeout 30 by default)";
+    "whether every node is ready: versions, governor, throttling, memory, clock, link, io folders (--timeout 30 by default)";
 
 struct wb_check_opts *wb_check_opts_of(const struct wb_options *o) { return wb_options_own(o, "check"); }
 
