@@ -52,6 +52,9 @@ struct wb_options {
     /* Rank 0's memory for the largest point of the default study (B), from the subcommands that say
      * (the table's study_bytes); `check` compares it with each node's free memory. */
     double study_bytes;
+    /* The storage run's need per node (the table's storage_bytes, of the subcommand that has one; NULL
+     * none); `check --io-dir` compares it with each node's free space in the folder. */
+    double (*storage_bytes)(const struct wb_options *o, int64_t size_bytes, int ranks_here, int ppn_max);
     char command_line[4096];
 };
 

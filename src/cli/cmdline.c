@@ -237,6 +237,8 @@ int wb_cmdline_parse(int argc, char **argv, struct wb_options *o)
     for (int i = 0; rc == 0 && i < wb_nsubcommands; i++)
         if (wb_subcommands[i].study_bytes)
             o->study_bytes = fmax(o->study_bytes, wb_subcommands[i].study_bytes(o));
+    for (int i = 0; i < wb_nsubcommands && !o->storage_bytes; i++)
+        o->storage_bytes = wb_subcommands[i].storage_bytes;
     return rc;
 }
 

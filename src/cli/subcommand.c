@@ -92,7 +92,7 @@ const struct wb_subcommand wb_subcommands[] = {
      .free = wb_dfft_opts_free, .run = wb_bench_dfft_run, .results_file = 1, .measures_energy = 1, .suite_min_ranks = 1},
     {.name = "io", .summary = wb_io_summary, .defs = wb_io_optdefs, .own_size = sizeof(struct wb_io_opts),
      .defaults = wb_io_opts_defaults, .set = wb_io_opts_set, .validate = wb_io_opts_validate,
-     .compact = wb_io_opts_compact, .no_file = wb_io_opts_no_file, .run = wb_bench_io_run, .results_file = 1, .suite_min_ranks = 1},
+     .compact = wb_io_opts_compact, .storage_bytes = wb_io_opts_storage_bytes, .no_file = wb_io_opts_no_file, .run = wb_bench_io_run, .results_file = 1, .suite_min_ranks = 1},
     {.name = "suite", .summary = "a compact run of fft, transfer, load, dfft and io (what `make run` starts)",
      .validate = suite_validate, .run = suite_run, .results_file = 1, .measures_energy = 1, .stall_window_s = suite_stall_window_s,
      .runs_compact = 1},

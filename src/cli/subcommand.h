@@ -6,6 +6,7 @@
 #define WB_SUBCOMMAND_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "bench/bench.h"
 #include "core/optdef.h"
@@ -34,6 +35,9 @@ struct wb_subcommand {
     int (*stdout_taken)(const struct wb_options *o); /* 1: stdout is the run's document; main's lines go to stderr */
     /* Rank 0's bytes for the largest point of its default study (what `check` guards); NULL: none. */
     double (*study_bytes)(const struct wb_options *o);
+    /* Bytes a node with ranks_here ranks (ppn_max at most on any node) needs free in the folder it
+     * measures storage in, with size_bytes per rank (0: its own); what `check --io-dir` guards. NULL: none. */
+    double (*storage_bytes)(const struct wb_options *o, int64_t size_bytes, int ranks_here, int ppn_max);
     int (*baseline)(const struct wb_options *o);    /* 1: a single-machine baseline run, for the record */
     int measures_energy;                   /* 1: --power applies; main opens the power sources around run */
     /* 1: runs the compact form of every entry that has one, one after another (suite); its help lists

@@ -2,6 +2,7 @@
 #include "core/safeio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -67,4 +68,27 @@ int wb_safeio_commit(const char *tmp, const char *target)
     if (rc)
         unlink(tmp);
     return rc;
+}
+
+int wb_safeio_token_write(const char *path, const char *id)
+{
+    FILE *f = fopen(path, "wx");
+    int ok = f && fprintf(f, "%s\n", id) > 0;
+    ok = f && fclose(f) == 0 && ok;
+    return ok ? 0 : wb_error_set(WB_EIO, "cannot write %s: %s", path, strerror(errno));
+}
+
+int wb_safeio_token_holds(const char *path, const char *id)
+{
+    char text[80] = "";
+    int fd = open(path, O_RDONLY | O_NOFOLLOW);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    int ok = fgets(text, sizeof text, f) && !strncmp(text, id, strlen(id));
+    fclose(f);
+    return ok;
 }

@@ -17,6 +17,13 @@ int wb_safeio_commit(const char *tmp, const char *target);
  * (dangling or not) and a folder with WB_EIO and a message naming what (e.g. "-o"). */
 int wb_safeio_check_target(const char *what, const char *path);
 
+/* A token, to learn whether a folder is the same on two nodes (io and check): one node makes path new
+ * (O_EXCL, so never through a symlink) holding id, the others look for it. 0 or WB_EIO with a message. */
+int wb_safeio_token_write(const char *path, const char *id);
+
+/* 1 when path is a regular file whose first line starts with id, else 0. */
+int wb_safeio_token_holds(const char *path, const char *id);
+
 /* The folder part of path ("." when it has none) into out[cap]. */
 void wb_safeio_dirname(const char *path, char *out, size_t cap);
 

@@ -35,6 +35,7 @@ struct beat {
     int32_t unused;
     int64_t syncs;
     char host[64];  /* so rank 0 can name the node of a rank that falls silent */
+    char activity[WB_WATCHDOG_ACTIVITY_CAP]; /* and what it was doing */
 };
 
 struct where {
@@ -52,11 +53,15 @@ static struct {
     double *heard_s; /* rank 0: when each rank was last heard from, 0 never */
     int64_t *syncs;  /* rank 0: the last sync point each rank reported */
     char (*host)[64]; /* rank 0: each rank's host name from its heartbeats, "" never heard */
+    char (*activity)[WB_WATCHDOG_ACTIVITY_CAP]; /* rank 0: each rank's activity from its heartbeats */
     char my_host[64];
 } wd = {.sock = -1, .pipe_rd = -1, .pipe_wr = -1};
 
 static atomic_llong n_syncs, last_sync_ns;
 static atomic_int stopping, signalled;
+/* The activity under a sequence lock: odd while the main thread writes it, so a reader retries. */
+static char activity[WB_WATCHDOG_ACTIVITY_CAP];
+static atomic_uint activity_seq;
 
 static double now_s(void)
 {
@@ -69,6 +74,34 @@ void wb_watchdog_sync(void)
 {
     atomic_fetch_add(&n_syncs, 1);
     atomic_store(&last_sync_ns, (long long)(now_s() * 1e9));
+}
+
+void wb_watchdog_set_activity(const char *what)
+{
+    atomic_fetch_add(&activity_seq, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+    snprintf(activity, sizeof activity, "%s", what ? what : "");
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_fetch_add(&activity_seq, 1);
+}
+
+/* This rank's activity into out[WB_WATCHDOG_ACTIVITY_CAP]; "" when the writer kept changing it. */
+static void read_activity(char *out)
+{
+    out[0] = 0;
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned before = atomic_load(&activity_seq);
+        if (before & 1)
+            continue;
+        atomic_thread_fence(memory_order_seq_cst);
+        memcpy(out, activity, WB_WATCHDOG_ACTIVITY_CAP);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&activity_seq) == before) {
+            out[WB_WATCHDOG_ACTIVITY_CAP - 1] = 0;
+            return;
+        }
+    }
+    out[0] = 0;
 }
 
 static void on_signal(int sig)
@@ -131,6 +164,16 @@ static void describe_ranks(char *out, size_t cap)
     if (nbehind) {
         len = list_ranks(out, cap, nbehind > 1 ? "ranks" : "rank", behind);
         len += (size_t)snprintf(out + len, cap - len, " had not reached sync point %lld", (long long)last);
+        /* What the first rank behind was doing: at one sync point the ranks behind do the same. */
+        char own[WB_WATCHDOG_ACTIVITY_CAP];
+        int first = 0;
+        while (!behind[first])
+            first++;
+        if (first == 0)
+            read_activity(own);
+        const char *doing = first == 0 ? own : wd.activity[first];
+        if (*doing && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, " during %s", doing);
     } else {
         len = (size_t)snprintf(out, cap, "every rank had reached sync point %lld", (long long)last);
     }
@@ -151,8 +194,14 @@ static _Noreturn void finish(const char *status, int exit_status, const char *wh
     }
     char path[4200] = "", ranks[1024] = "";
     int points = 0;
-    if (wd.nranks > 1 && !strcmp(status, "timeout"))
+    if (wd.nranks > 1 && !strcmp(status, "timeout")) {
         describe_ranks(ranks, sizeof ranks);
+    } else if (!strcmp(status, "timeout")) {
+        char own[WB_WATCHDOG_ACTIVITY_CAP];
+        read_activity(own);
+        if (*own)
+            snprintf(ranks, sizeof ranks, "rank 0 (%s) was in %s", wd.my_host, own);
+    }
     double wait_s = !strcmp(status, "interrupted") ? 0.7 : 3.0;
     int rc = wd.close_file ? wd.close_file(status, wait_s, path, sizeof path, &points) : 2;
     /* No file open: the main thread may have just closed it and be on its way out; let it go. */
@@ -196,8 +245,9 @@ static void check_signal(void)
 
 static void send_beat(void)
 {
-    struct beat m = {wd.at.nonce, wd.rank, 0, atomic_load(&n_syncs), ""};
+    struct beat m = {wd.at.nonce, wd.rank, 0, atomic_load(&n_syncs), "", ""};
     memcpy(m.host, wd.my_host, sizeof m.host);
+    read_activity(m.activity);
     for (int i = 0; i < wd.at.naddr; i++) {
         struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)wd.at.port)};
         to.sin_addr.s_addr = wd.at.addr[i];
@@ -214,6 +264,8 @@ static void read_beats(void)
             wd.syncs[m.rank] = m.syncs;
             m.host[sizeof m.host - 1] = 0;
             memcpy(wd.host[m.rank], m.host, sizeof m.host);
+            m.activity[sizeof m.activity - 1] = 0;
+            memcpy(wd.activity[m.rank], m.activity, sizeof m.activity);
         }
 }
 
@@ -286,7 +338,8 @@ static int setup_beats(void)
         wd.heard_s = calloc((size_t)wd.nranks, sizeof *wd.heard_s);
         wd.syncs = calloc((size_t)wd.nranks, sizeof *wd.syncs);
         wd.host = calloc((size_t)wd.nranks, sizeof *wd.host);
-        if (!wd.heard_s || !wd.syncs || !wd.host)
+        wd.activity = calloc((size_t)wd.nranks, sizeof *wd.activity);
+        if (!wd.heard_s || !wd.syncs || !wd.host || !wd.activity)
             return wb_error_set(WB_ENOMEM, "out of memory");
         if (wd.nranks > 1 && open_root_socket(nnodes == 1) != 0) {
             if (wd.sock >= 0)
@@ -359,7 +412,9 @@ void wb_watchdog_stop(void)
     free(wd.heard_s);
     free(wd.syncs);
     free(wd.host);
+    free(wd.activity);
     wd.host = NULL;
+    wd.activity = NULL;
     wd.heard_s = NULL;
     wd.syncs = NULL;
 }

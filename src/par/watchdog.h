@@ -22,6 +22,12 @@ int wb_watchdog_start(double timeout_s, double stall_s, wb_watchdog_close_fn clo
  * Local, cheap, signal-free. */
 void wb_watchdog_sync(void);
 
+/* What this rank is doing now, for the watchdog's line ("... had not reached sync point 35 during io
+ * write on /share"); "" for nothing said. Cut to WB_WATCHDOG_ACTIVITY_CAP - 1 bytes. Local, lock-free:
+ * the watchdog thread reads it while the main thread may be blocked anywhere. */
+#define WB_WATCHDOG_ACTIVITY_CAP 96
+void wb_watchdog_set_activity(const char *what);
+
 /* Rank 0, main thread: a rank stopped answering and can join no collective again, so end the run
  * as the watchdog does: close the file alone (status failed; the points flushed stay readable in
  * PATH.partial), print one line (why, then which file holds what) and _exit 1; mpirun then stops

@@ -1,9 +1,11 @@
 """Shared helpers for the MPI integration tests: run the real wulfbench under mpirun."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import resource
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -171,3 +173,20 @@ def wb():
 def error_lines(stderr: str) -> list[str]:
     """The lines wulfbench itself printed on stderr (not the MPI launcher's own chatter)."""
     return [l for l in stderr.splitlines() if l.startswith("wulfbench")]
+
+
+@contextlib.contextmanager
+def loop_ext4(under: Path, mib: int, *mkfs_args: str):
+    """A real ext4 of mib MiB on a loop device, mounted at under/small for the block (root only)."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext4"):
+        pytest.skip("a loop-device ext4 needs root and mkfs.ext4")
+    img, mnt = under / "small.img", under / "small"
+    mnt.mkdir()
+    with open(img, "wb") as fh:
+        fh.truncate(mib << 20)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", *mkfs_args, str(img)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)])

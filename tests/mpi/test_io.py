@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, FAULTS_BIN, error_lines, mpi_env, run_faults, run_wb
+from conftest import BIN, FAULTS_BIN, error_lines, loop_ext4, mpi_env, run_faults, run_wb
 
 QUICK = ("--time", "0.3", "--size", "2M", "--reps", "2", "--warmup", "0")
 ATTRS = {"test", "dir", "dir_index", "shared", "api", "access", "file_bytes", "xfer_bytes", "reps", "warmup",
@@ -92,6 +92,24 @@ def check_point(g: h5py.Group, nranks: int) -> None:
     assert g.attrs["sync"] == "none" if read else g.attrs["sync"] != "none"
 
 
+def check_table(header: str, lines: list[str]) -> None:
+    """A column that does not apply shows "-" (never nan) and every right-aligned column ends under its name:
+    MB/s is meta's only "-", IOPS applies to the random tests and meta, p99_ms to the random tests."""
+    ends = {name: header.index(name) + len(name) for name in ("file_MB", "reps", "MB/s", "IOPS", "p99_ms")}
+    for line in lines:
+        assert "nan" not in line, line
+        fields = dict(zip(("test", "api", "dir", "file_MB", "reps", "MB/s", "IOPS", "p99_ms"), line.split()))
+        for name, end in ends.items():
+            assert line[:end].endswith(fields[name]) and line[end] == " ", (name, header, line)
+        test = fields["test"]
+        assert (fields["MB/s"] == "-") == (test == "meta"), line
+        assert (fields["IOPS"] == "-") == (test not in ("randwrite", "randread", "meta")), line
+        assert (fields["p99_ms"] == "-") == (test not in ("randwrite", "randread")), line
+        for name in ("MB/s", "IOPS", "p99_ms"):
+            if fields[name] != "-":
+                assert float(fields[name]) >= 0, line
+
+
 def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
     out = disk / "all.h5"
     r = run_wb(2, "io", "--dir", str(disk), *QUICK, "-o", str(out), timeout=180)
@@ -101,6 +119,7 @@ def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
     rows = [l.split() for l in r.stdout.splitlines() if l.startswith("  ")]
     assert [x[0] for x in rows] == ["write", "read", "randwrite", "randread", "meta", "shared-write", "shared-write",
                                     "shared-read", "shared-read", "hdf5"]
+    check_table(header, [l for l in r.stdout.splitlines() if l.startswith("  ")])
     with h5py.File(out) as f:
         assert f.attrs["subcommand"] == "io"
         io = f["io"]
@@ -231,16 +250,8 @@ def test_memory_folder_refused_unless_allowed(disk, memory):
 @pytest.fixture
 def small_ext4(disk):
     """A loop-device ext4 of 24 MiB with few inodes, mounted under disk (root only)."""
-    if not IS_ROOT or not shutil.which("mkfs.ext4"):
-        pytest.skip("a loop-device ext4 needs root and mkfs.ext4")
-    img, mnt = disk / "small.img", disk / "small"
-    mnt.mkdir()
-    with open(img, "wb") as fh:
-        fh.truncate(24 << 20)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-N", "32", str(img)], check=True)
-    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
-    yield mnt
-    subprocess.run(["umount", str(mnt)])
+    with loop_ext4(disk, 24, "-N", "32") as mnt:
+        yield mnt
 
 
 def test_full_disk_fails_the_point_and_the_run_goes_on(small_ext4, disk):
@@ -325,7 +336,9 @@ def test_a_read_that_never_returns_ends_at_the_watchdog(disk):
     r = faulty(disk, out, "write,read", "WB_FAULT_IO_HANG", "1", "--stall-timeout", "3")
     assert r.returncode == 4, r.stderr
     assert time.monotonic() - t0 < 40
-    assert any("no progress" in l for l in error_lines(r.stderr)), r.stderr
+    line = next(l for l in error_lines(r.stderr) if "no progress" in l)
+    # The line names the rank and node that stopped, and what it was doing on which folder.
+    assert f"rank 1 ({os.uname().nodename})" in line and f"during io read on {disk}" in line, line
     with h5py.File(out) as f:
         assert f.attrs["status"] == "timeout"
         (write,) = groups(f)

@@ -52,12 +52,20 @@ static _Noreturn void peer_gives_up(const char *what, double timeout_s)
     wb_comm_abort(1);
 }
 
-static void read_fact(struct wb_check_fact *f, const uint32_t *root, int nroot)
+/* What rank 0 sends each peer first: its addresses, and the token it left in each --io-dir. */
+struct root_msg {
+    int32_t n;
+    uint32_t addr[WB_HOSTFACTS_MAX_ADDRS];
+    char token[24];
+};
+
+static void read_fact(struct wb_check_fact *f, const struct root_msg *root, const struct wb_check_opts *k)
 {
     memset(f, 0, sizeof *f);
+    wb_check_storage_read(k, root->token, f);
     wb_sysinfo_read(&f->h);
     f->h.rank = wb_comm_rank();
-    wb_hostfacts_read(&f->h, root, nroot, wb_fft_version(), wb_results_hdf5_version());
+    wb_hostfacts_read(&f->h, root->addr, root->n, wb_fft_version(), wb_results_hdf5_version());
     snprintf(f->version, sizeof f->version, "%s", WB_VERSION);
     f->mem_avail_bytes = wb_sysinfo_mem_available();
     int64_t total = wb_sysfs_meminfo_bytes("SwapTotal"), free_bytes = wb_sysfs_meminfo_bytes("SwapFree");
@@ -117,14 +125,11 @@ static void fault_stop(const char *phase) { (void)phase; }
 #endif
 
 /* A peer's side: answer each of rank 0's steps within the deadline, or stop the job. */
-static int run_peer(double timeout_s, char *sbuf, char *rbuf)
+static int run_peer(const struct wb_check_opts *opts, double timeout_s, char *sbuf, char *rbuf)
 {
     MPI_Comm w = wb_comm_world();
     double t_start = wb_timer_now_s();
-    struct {
-        int32_t n;
-        uint32_t addr[WB_HOSTFACTS_MAX_ADDRS];
-    } root;
+    struct root_msg root;
     MPI_Request r;
     int rc = wb_comm_check(MPI_Irecv(&root, sizeof root, MPI_BYTE, 0, TAG_ADDR, w, &r), "MPI_Irecv (check)");
     rc = rc ? rc : wait_one(&r, t_start + timeout_s, 0, "MPI_Irecv (check addresses)");
@@ -134,7 +139,7 @@ static int run_peer(double timeout_s, char *sbuf, char *rbuf)
         return rc;
     struct wb_check_fact f;
     fault_stop("facts");
-    read_fact(&f, root.addr, root.n);
+    read_fact(&f, &root, opts);
     rc = wb_comm_check(MPI_Isend(&f, sizeof f, MPI_BYTE, 0, TAG_FACT, w, &r), "MPI_Isend (check facts)");
     rc = rc ? rc : wait_one(&r, t_start + timeout_s, 0, "MPI_Isend (check facts)");
     if (rc == 0)
@@ -290,11 +295,10 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
     int n = v->nranks, rc = 0;
     MPI_Comm w = wb_comm_world();
     double t_start = wb_timer_now_s(), deadline = t_start + 0.85 * v->timeout_s;
-    struct {
-        int32_t n;
-        uint32_t addr[WB_HOSTFACTS_MAX_ADDRS];
-    } root = {0, {0}};
+    struct root_msg root = {0, {0}, ""};
     root.n = wb_hostfacts_local_addrs(root.addr, WB_HOSTFACTS_MAX_ADDRS);
+    wb_check_storage_token(root.token, sizeof root.token);
+    wb_check_storage_tokens(v->k, root.token, 1);
     MPI_Request *sends = calloc((size_t)n, sizeof *sends);
     if (!sends)
         return wb_error_set(WB_ENOMEM, "out of memory for the check");
@@ -303,9 +307,11 @@ static int run_root(const struct wb_options *o, struct wb_check_view *v, char *s
         rc = wb_comm_check(MPI_Isend(&root, sizeof root, MPI_BYTE, q, TAG_ADDR, w, &sends[q]), "MPI_Isend (check)");
         rc = rc ? rc : wb_comm_check(MPI_Request_free(&sends[q]), "MPI_Request_free (check)");
     }
-    read_fact(&v->fact[0], root.addr, root.n);
+    read_fact(&v->fact[0], &root, v->k);
     v->answered[0] = 1;
     rc = rc ? rc : gather_until(v->fact, sizeof v->fact[0], MPI_BYTE, 1, TAG_FACT, v->answered, deadline, NULL);
+    /* Every rank that answers has looked for the token by now; a late one is named as silent. */
+    wb_check_storage_tokens(v->k, root.token, 0);
     if (rc)
         goto out;
     number_nodes(v);
@@ -347,7 +353,7 @@ int wb_bench_check_run(const struct wb_options *o, struct wb_results *res)
     }
     memset(sbuf, 0x5a, WB_CHECK_MSG_BYTES);
     if (wb_comm_rank() != 0) {
-        rc = run_peer(timeout_s, sbuf, rbuf);
+        rc = run_peer(wb_check_opts_of(o), timeout_s, sbuf, rbuf);
     } else {
         struct wb_check_view v = {.o = o, .k = wb_check_opts_of(o), .nranks = n, .timeout_s = timeout_s};
         v.fact = calloc((size_t)n, sizeof *v.fact);

@@ -3,10 +3,20 @@
 #ifndef WB_BENCH_CHECK_INT_H
 #define WB_BENCH_CHECK_INT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bench/check/bench_check.h"
+#include "bench/check/options_check.h"
 #include "core/sysinfo.h"
+
+/* One --io-dir as one rank sees it. */
+struct wb_check_dir_fact {
+    char problem[96];             /* "" usable, else why not ("no such folder", "a read-only mount", ...) */
+    int64_t free_bytes;           /* -1 unknown */
+    int32_t seen;                 /* 1: rank 0's token is in it */
+    int32_t network;              /* 1: on a network filesystem (nfs, smb, fuse) */
+};
 
 /* What one rank tells rank 0 about itself. */
 struct wb_check_fact {
@@ -18,6 +28,7 @@ struct wb_check_fact {
     double real_minus_wtime_s;    /* CLOCK_REALTIME minus MPI_Wtime, read back to back */
     int32_t candidates;           /* interfaces Open MPI's TCP transport may pick from */
     char if_include[64];          /* OMPI_MCA_btl_tcp_if_include, "" if unset */
+    struct wb_check_dir_fact io[WB_CHECK_MAX_IO_DIRS];
 };
 
 /* Rank 0's view of the whole check. */
@@ -47,6 +58,15 @@ void wb_check_print(struct wb_check_view *v);
 /* Rank 0: one verdict line, and its fix on the next; counts it. Local. */
 void wb_check_verdict(struct wb_check_view *v, const char *level, const char *fact, const char *fix,
                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* bench_check_storage.c. A fresh token id into token[cap]. Local. */
+void wb_check_storage_token(char *token, size_t cap);
+/* Rank 0: make (make 1) or remove (0) the token in each --io-dir, before the others look. Local. */
+void wb_check_storage_tokens(const struct wb_check_opts *k, const char *token, int make);
+/* This rank's view of each --io-dir into f->io. Local. */
+void wb_check_storage_read(const struct wb_check_opts *k, const char *token, struct wb_check_fact *f);
+/* Rank 0: the iodir, shared and space verdicts of each --io-dir. Local. */
+void wb_check_storage_judge(struct wb_check_view *v);
 
 /* "node 2 (pi3)" for rank q. */
 const char *wb_check_node_name(const struct wb_check_view *v, int q, char *buf, int cap);

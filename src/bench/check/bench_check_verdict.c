@@ -518,6 +518,7 @@ void wb_check_print(struct wb_check_view *v)
     if (v->exchanged || v->nranks < 2)
         check_exchange(v);
     check_files(v);
+    wb_check_storage_judge(v);
     if (v->got) {
         char one[128];
         size_t len = (size_t)snprintf(v->missing, sizeof v->missing, "no answer %s within %.0f s from ", v->step,

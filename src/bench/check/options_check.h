@@ -8,11 +8,17 @@
 
 struct wb_options;
 
+/* As io's --dir: a local and a shared folder at most. */
+#define WB_CHECK_MAX_IO_DIRS 2
+
 struct wb_check_opts {
     int strict;                 /* --strict: a warning fails too */
     int64_t need_bytes;         /* --memory: bytes the run needs on each node, 0 = the default run's */
     const char *wisdom;         /* --wisdom FILE to be read by the run */
     const char *results_dir;    /* --results DIR the run will write into (may not exist yet) */
+    const char *io_dirs[WB_CHECK_MAX_IO_DIRS]; /* --io-dir: folders io will measure, given once or twice */
+    int nio_dirs;
+    int64_t io_size_bytes;      /* --io-size: io's --size per rank; 0 = io's default run */
 };
 
 extern const struct wb_optdef wb_check_optdefs[];

@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "par/comm.h"
+#include "par/watchdog.h"
 
 enum { TAG_PING = 7301, TAG_PONG };
 
@@ -128,6 +129,11 @@ static int run_test(struct wb_io_run *r, int test, int d, int64_t file_bytes)
             snprintf(p.note + strlen(p.note), sizeof p.note - strlen(p.note), "%sa short run's floor of %lld MiB per "
                      "node: a device's own cache may hold it", *p.note ? "; " : "",
                      (long long)(r->k->floor_node_bytes >> 20));
+        /* A folder whose server is gone blocks in here: the watchdog's line names the test and folder. */
+        char doing[WB_WATCHDOG_ACTIVITY_CAP];
+        snprintf(doing, sizeof doing, "io %s%s%s%s on %s", wb_io_test_name(test), shared ? " (" : "",
+                 shared ? p.be->api : "", shared ? ")" : "", r->dir[d].given);
+        wb_watchdog_set_activity(doing);
         rc = wb_io_point_run(r, &p);
         rc = rc ? rc : wb_io_write_point(r, &p);
         /* A failed point does not stop the run (docs/usage.md): its line goes to stderr too. */
@@ -158,6 +164,9 @@ static int run_all(struct wb_io_run *r)
     wb_io_print_header(r);
     for (int d = 0; rc == 0 && d < r->ndirs; d++) {
         int64_t file_bytes = 0;
+        char doing[WB_WATCHDOG_ACTIVITY_CAP];
+        snprintf(doing, sizeof doing, "io size probe on %s", r->dir[d].given);
+        wb_watchdog_set_activity(doing);
         rc = wb_io_size_for(r, d, &file_bytes);
         for (int t = 0; rc == 0 && t < WB_IO_NTESTS; t++) {
             if (!((r->k->tests >> t) & 1u))
@@ -191,6 +200,7 @@ int wb_bench_io_run(const struct wb_options *o, struct wb_results *res)
     rc = rc ? rc : wb_comm_agree(wb_io_pool_make(&r));
     rc = rc ? rc : align_clocks(&r);
     rc = rc ? rc : run_all(&r);
+    wb_watchdog_set_activity("");
     if (made)
         wb_io_dirs_finish(&r);
     free(r.pool);

@@ -19,6 +19,7 @@
 #include "bench/options.h"
 #include "core/error.h"
 #include "core/report.h"
+#include "core/safeio.h"
 #include "core/sysfs.h"
 #include "par/comm.h"
 
@@ -63,13 +64,11 @@ static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
                             "folder on a disk, or add --allow-memory", d->given,
                             fs.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs", host);
     d->free_bytes = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-    int64_t per_rank = r->k->size_bytes ? r->k->size_bytes : r->k->floor_node_bytes / r->ppn_max;
-    /* The read test's file and the test's own, per rank, with a tenth to spare. */
-    int64_t need = (int64_t)ranks_here(r) * per_rank * 2 + per_rank / 5;
-    if (d->free_bytes < need)
+    double need = wb_io_opts_storage_bytes(r->o, 0, ranks_here(r), r->ppn_max);
+    if ((double)d->free_bytes < need)
         return wb_error_set(WB_EUSAGE, "--dir %s: %.0f MB free on %s, the run needs about %.0f MB; free some space "
                             "or give a smaller --size", d->given, (double)d->free_bytes / 1e6, host,
-                            (double)need / 1e6);
+                            need / 1e6);
     return 0;
 }
 
@@ -159,13 +158,9 @@ static int make_run_dir(const struct wb_io_run *r, struct wb_io_dir *d)
 /* A leader off rank 0's node: 1 when rank 0's token is in the same run folder (the folder is shared). */
 static int find_token(const struct wb_io_run *r, struct wb_io_dir *d)
 {
-    char path[WB_IO_PATH_CAP + 16], text[40] = "";
+    char path[WB_IO_PATH_CAP + 16];
     snprintf(path, sizeof path, "%s/token", d->run);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int ok = fgets(text, sizeof text, f) && !strncmp(text, r->runid, strlen(r->runid));
-    fclose(f);
+    int ok = wb_safeio_token_holds(path, r->runid);
     if (ok) {
         snprintf(path, sizeof path, "%s/" WB_IO_MARKER, d->run);
         d->marker_fd = open(path, O_RDONLY | O_NOFOLLOW);
@@ -179,10 +174,7 @@ static int write_token(struct wb_io_dir *d, const char *runid)
 {
     char path[WB_IO_PATH_CAP + 16];
     snprintf(path, sizeof path, "%s/token", d->run);
-    FILE *f = fopen(path, "wx");
-    int ok = f && fprintf(f, "%s\n", runid) > 0;
-    ok = f && fclose(f) == 0 && ok;
-    return ok ? 0 : wb_error_set(WB_EIO, "io: cannot write %s: %s", path, strerror(errno));
+    return wb_safeio_token_write(path, runid);
 }
 
 /* The run folder of d on every rank, and d->shared agreed. Collective. */

@@ -176,6 +176,15 @@ static int write_dsets(const struct wb_io_run *r, const struct gathered *g, cons
     return rc;
 }
 
+/* The dir column fits the longest folder, so the columns after it stay under their names. */
+static int dir_width(const struct wb_io_run *r)
+{
+    int w = 16;
+    for (int d = 0; d < r->ndirs; d++)
+        w = (int)strlen(r->dir[d].given) > w ? (int)strlen(r->dir[d].given) : w;
+    return w;
+}
+
 void wb_io_print_header(const struct wb_io_run *r)
 {
     wb_report_printf("# io: %d rank%s on %d node%s, --time %g s per test, seed %llu; MB = 1e6 bytes, aggregate = all "
@@ -187,8 +196,16 @@ void wb_io_print_header(const struct wb_io_run *r)
                          v->device, v->kind, *v->model ? ", " : "", v->model, (double)v->free_bytes / 1e6,
                          (double)v->mem_bytes / 1e6, v->shared == 1 ? "yes" : v->shared == 0 ? "no" : "n/a (one node)");
     }
-    wb_report_printf("# %-12s %-11s %-16s %9s %4s %10s %10s %8s %5s %-19s %s\n", "test", "api", "dir", "file_MB", "reps",
+    wb_report_printf("# %-12s %-11s %-*s %9s %4s %10s %10s %8s %5s %-19s %s\n", "test", "api", dir_width(r), "dir", "file_MB", "reps",
                      "MB/s", "IOPS", "p99_ms", "cold", "sync", "status");
+}
+
+static void figure(char *out, size_t cap, double x, int decimals)
+{
+    if (isfinite(x))
+        snprintf(out, cap, "%.*f", decimals, x);
+    else
+        snprintf(out, cap, "-");
 }
 
 static void print_row(const struct wb_io_run *r, const struct wb_io_point *p, const struct gathered *g,
@@ -203,8 +220,13 @@ static void print_row(const struct wb_io_run *r, const struct wb_io_point *p, co
         free(x);
     }
     const char *cold = p->cold < 0 ? "-" : p->cold && p->done ? "cold" : "warm";
-    wb_report_printf("  %-12s %-11s %-16s %9.1f %4d %10.1f %10.0f %8.3f %5s %-19s %s\n", wb_io_test_name(p->test),
-                     p->be->api, r->dir[p->d].given, (double)p->file_bytes / 1e6, p->done, am[0], ai[0], p99, cold,
+    /* A column that does not apply to the test (or has no repetition) shows "-", not nan. */
+    char mbps[32], iops[32], lat[32];
+    figure(mbps, sizeof mbps, p->meta_test ? NAN : am[0], 1);
+    figure(iops, sizeof iops, p->iops_test || p->meta_test ? ai[0] : NAN, 0);
+    figure(lat, sizeof lat, p99, 3);
+    wb_report_printf("  %-12s %-11s %-*s %9.1f %4d %10s %10s %8s %5s %-19s %s\n", wb_io_test_name(p->test),
+                     p->be->api, dir_width(r), r->dir[p->d].given, (double)p->file_bytes / 1e6, p->done, mbps, iops, lat, cold,
                      p->sync, strncmp(p->status, "ok", 2) ? "FAILED" : "ok");
     if (strncmp(p->status, "ok", 2))
         wb_report_printf("# FAILED: %s\n", p->status + strlen("failed: "));

@@ -60,6 +60,14 @@ void wb_io_opts_compact(struct wb_options *o)
     k->floor_node_bytes = WB_IO_FLOOR_NODE_BYTES / 8;
 }
 
+double wb_io_opts_storage_bytes(const struct wb_options *o, int64_t size_bytes, int ranks_here, int ppn_max)
+{
+    const struct wb_io_opts *k = wb_io_opts_of(o);
+    int64_t size = size_bytes ? size_bytes : k->size_bytes;
+    double per_rank = size ? (double)size : (double)k->floor_node_bytes / (ppn_max > 0 ? ppn_max : 1);
+    return ranks_here * per_rank * 2 + per_rank / 5;
+}
+
 int wb_io_opts_no_file(const struct wb_options *o) { return wb_io_opts_of(o)->list; }
 
 static int parse_tests(const char *arg, unsigned *out)

@@ -57,6 +57,11 @@ void wb_io_opts_compact(struct wb_options *o);
 /* 1 when the run writes no result file (--list). */
 int wb_io_opts_no_file(const struct wb_options *o);
 
+/* Bytes a node with ranks_here of the job's ranks (ppn_max at most on any node) needs free in a folder
+ * for io's run, with size_bytes per rank (0: --size, else the floor): the read test's file and a test's
+ * own per rank, with a tenth to spare. The subcommand table's storage_bytes hook, and io's own check. */
+double wb_io_opts_storage_bytes(const struct wb_options *o, int64_t size_bytes, int ranks_here, int ppn_max);
+
 /* io's own block of o. */
 struct wb_io_opts *wb_io_opts_of(const struct wb_options *o);
 
