@@ -255,8 +255,8 @@ test-load: all $(B)/wulfbench-faults
 test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
-test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup (root)
-	@fail=0; for t in run check power netfault faults buys setup; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup, storage (root)
+	@fail=0; for t in run check power netfault faults buys setup storage; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
 test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64|armhf|all)
 	@$(MAKE) --no-print-directory all $(B)/tests/wbspectra
