@@ -265,13 +265,14 @@ test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under q
 test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
-bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
+bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE, HPCC, IOR and fio, and Open MPI beside MPICH
 	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref $(B)/tests/fft_pair
 	@$(MAKE) --no-print-directory NATIVE=1 all
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
 	bash tests/bench/power_bench.sh
+	WB_BIN=$(B)/wulfbench bash tests/bench/io_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
 	bash tests/bench/heffte_bench.sh
