@@ -27,8 +27,10 @@ throttled) and, from inside the nodes:
     write into it from pi3 (with fsync) and a read from pi2 keep to the
     100 Mbit/s link (12.5 MB/s, 8% allowed above);
   - 'status' lists the disks and the share;
-  - 'wulfbench io' on /disk and /share when the binary has an io
-    subcommand (skipped with the reason otherwise);
+  - 'wulfbench io --tests write,read' on /disk and /share when the binary
+    has an io subcommand (skipped with the reason otherwise): every point
+    ok, /share found shared and /disk not, no aggregate above the disks'
+    or the link's bound;
   - 'down', also after an 'up --disk --share' killed midway, leaves no
     loop device, mount, disk file, throttle rule, cgroup, sshd or sshfs.
 Prints "N passed, N failed" last; exits 1 if anything failed.
@@ -223,13 +225,41 @@ fi
 sr=$(dd_mbps pi2 if=/share/s of=/dev/null bs=1M)
 judge "pi2 read of /share over its pi3 link" "$sr" 12.5 MB/s
 
-# wulfbench io on /disk and /share, when this build has it.
+# wulfbench io on /disk and /share, when this build has it: every point ok, each folder's sharing
+# found, and no aggregate above what the emulation allows (8% over): the aggregate's span is at least
+# pi1's and pi3's time at sd-a1 (pi2's disk is not throttled), so at most 3 x 20 MB/s write and 3 x 40
+# read; through /share, pi2's and pi3's bytes cross pi1's 12.5 MB/s link while pi1's own go through
+# its loopback, so the 3 ranks' aggregate stays under 12.5 x 3/2.
 if [[ -x $bin ]] && "$bin" io --help >/dev/null 2>&1; then
-    if WB_BIN=$bin timeout 300 "$cluster" run -- io --dir /disk --dir /share --time 60 -o "$tmp/io.h5" >"$tmp/io.out" 2>&1; then
-        pass "cluster run -- io --dir /disk --dir /share"
-        indent <"$tmp/io.out"
+    if WB_BIN=$bin timeout 600 "$cluster" run -- io --dir /disk --dir /share --tests write,read --time 1 \
+        --reps 1 --warmup 0 -o "$tmp/io.h5" >"$tmp/io.out" 2>&1 && msg=$(/usr/bin/python3 - "$tmp/io.h5" 2>&1 <<'EOF'
+import sys
+import h5py
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+bound = {("/disk", "write"): 60, ("/disk", "read"): 120, ("/share", "write"): 18.75, ("/share", "read"): 18.75}
+share = {"/disk": 0, "/share": 1}
+out, ok = [], True
+with h5py.File(sys.argv[1], "r") as f:
+    for name, g in sorted(f["io"].items()):
+        if not isinstance(g, h5py.Group):
+            continue
+        a = g.attrs
+        d, t, mbps = text(a["dir"]), text(a["test"]), float(a["agg_mbps_median"])
+        good = text(a["status"]) == "ok" and int(a["shared"]) == share[d] and mbps <= 1.08 * bound[(d, t)]
+        ok &= good
+        out.append(f"{t} {d} {mbps:.1f} MB/s (at most {bound[(d, t)]}){'' if good else ' ' + text(a['status'])}")
+print("; ".join(out))
+sys.exit(0 if ok and len(out) == 4 else 1)
+EOF
+    ); then
+        pass "cluster run -- io --dir /disk --dir /share: $msg"
     else
-        fail "cluster run -- io --dir /disk --dir /share"
+        fail "cluster run -- io --dir /disk --dir /share: ${msg:-no result}"
         indent <"$tmp/io.out"
     fi
 else
