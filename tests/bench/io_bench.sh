@@ -9,7 +9,10 @@
 # Apples to apples:
 #   - NP ranks of mpirun on this machine, all in the throttled group, so the aggregate is held to
 #     the class; SIZE bytes per rank, 1 MiB per call, one repetition per round and no warm-up on
-#     both sides (IOR -i 1; wulfbench --reps 1 --warmup 0);
+#     both sides (IOR -i 1; wulfbench --reps 1 --warmup 0). SIZE=auto (the default) makes the
+#     faster direction take SEQ_S seconds at the class's limit, at least 64 MiB per rank: the
+#     throttle lets about a slice (100 ms) of bytes pass at the start of a transfer, which a short
+#     transfer at a high rate shows (usb-ssd reads of 2 x 64 MiB ran at 1.11-1.12 of the limit);
 #   - sequential, file per process: IOR -a POSIX -F -e (fsync before close, inside its timed
 #     window) against wulfbench --tests write,read; one shared file: IOR -a MPIIO (independent I/O)
 #     against --tests shared-write,shared-read (its mpiio-indep row). Both take total bytes over
@@ -23,7 +26,7 @@
 #   - rounds A B A B: each round runs the peer, then wulfbench, for every test, ROUNDS times.
 # Without an io subcommand in the binary, IOR and fio run alone and only their limit ratios print.
 # IOR is built from ../shared/ref/ior-*.tar.gz (or IOR_TARBALL) into build/ior/ with mpicc, once.
-# Knobs (environment): CLASSES (default "sd-a1 gp3 usb-ssd"), ROUNDS (3), NP (2), SIZE (64m),
+# Knobs (environment): CLASSES (default "sd-a1 gp3 usb-ssd"), ROUNDS (3), NP (2), SIZE (auto), SEQ_S (4),
 # RAND_SIZE (32m), RAND_S (4), MPIEXEC (mpirun), PYTHON (/usr/bin/python3), WB_BIN (build/wulfbench),
 # IOR_TARBALL, KEEP (a folder that keeps IOR's output of every run). Needs root (loop device, cgroups, drop_caches) and cgroup v1 blkio or v2 io.
 set -euo pipefail
@@ -33,7 +36,8 @@ repo=$PWD
 CLASSES=${CLASSES:-sd-a1 gp3 usb-ssd}
 ROUNDS=${ROUNDS:-3}
 NP=${NP:-2}
-SIZE=${SIZE:-64m}
+SIZE=${SIZE:-auto}
+SEQ_S=${SEQ_S:-4}
 RAND_SIZE=${RAND_SIZE:-32m}
 RAND_S=${RAND_S:-4}
 MPIEXEC=${MPIEXEC:-mpirun}
@@ -47,10 +51,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for tool in fio "$MPIEXEC" mpicc losetup mkfs.ext4 autoreconf; do
     command -v "$tool" >/dev/null || { say "$tool is missing (make deps-bench installs fio, autoconf, automake)"; exit 1; }
 done
-[[ $SIZE =~ ^[1-9][0-9]*[kmg]$ && $RAND_SIZE =~ ^[1-9][0-9]*[kmg]$ ]] ||
-    { say "SIZE and RAND_SIZE must be like 64m, not '$SIZE' and '$RAND_SIZE'"; exit 2; }
-[[ $ROUNDS =~ ^[1-9][0-9]*$ && $NP =~ ^[1-9][0-9]*$ && $RAND_S =~ ^[1-9][0-9]*$ ]] ||
-    { say "ROUNDS, NP and RAND_S must be positive numbers"; exit 2; }
+[[ $SIZE =~ ^(auto|[1-9][0-9]*[mg])$ && $RAND_SIZE =~ ^[1-9][0-9]*[mg]$ ]] ||
+    { say "SIZE (auto or like 64m) and RAND_SIZE (like 32m) cannot be '$SIZE' and '$RAND_SIZE'"; exit 2; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ && $NP =~ ^[1-9][0-9]*$ && $RAND_S =~ ^[1-9][0-9]*$ && $SEQ_S =~ ^[1-9][0-9]*$ ]] ||
+    { say "ROUNDS, NP, RAND_S and SEQ_S must be positive numbers"; exit 2; }
 
 # IOR, built once from the reference tarball (its source never enters the repository).
 ior=$repo/build/ior/ior/src/ior
@@ -91,8 +95,26 @@ trap 'exit 130' INT TERM HUP
 [[ -z $(cg_left) ]] || { say "the cgroup $cg_group exists: another io_bench runs, or remove it"; exit 1; }
 err=$(cg_prepare blkio 2>&1) || { say "$err"; exit 1; }
 cg_make bench blkio
-# Room for NP files of the largest test at once, IOR's and wulfbench's not both at once.
-disk_bytes=$((4 * NP * $(numfmt --from=iec "${SIZE^^}") + 4 * NP * $(numfmt --from=iec "${RAND_SIZE^^}") + 512 * 1024 * 1024))
+# seq_mib CLASS: MiB per rank of the sequential tests.
+seq_mib() {
+    local r w
+    if [ "$SIZE" != auto ]; then
+        echo $(($(numfmt --from=iec "${SIZE^^}") / 1048576))
+        return 0
+    fi
+    read -r r w _ < <(disk_class "$1")
+    awk -v r="$r" -v w="$w" -v s="$SEQ_S" -v np="$NP" \
+        'BEGIN { m = int((r > w ? r : w) * s / np / 1048576 + 0.999); print (m < 64 ? 64 : m) }'
+}
+# Room for twice NP files of the largest class's size (a shared file and those per process are
+# never there at once) and the random tests' files; the file is sparse.
+max_mib=64
+for class in $CLASSES; do
+    disk_class "$class" >/dev/null || { say "unknown class '$class' ($disk_classes)"; exit 2; }
+    m=$(seq_mib "$class")
+    ((m <= max_mib)) || max_mib=$m
+done
+disk_bytes=$(((4 * NP * max_mib + 512) * 1048576 + 4 * NP * $(numfmt --from=iec "${RAND_SIZE^^}")))
 truncate -s "$disk_bytes" "$state/disk-pi1.img"
 dev=$(losetup -f --show --direct-io=on "$state/disk-pi1.img")
 mm=$(lsblk -dn -o MAJ:MIN "$dev" | tr -d ' ')
@@ -141,12 +163,11 @@ fio_iops() {
 
 rows=$tmp/rows.tsv
 : >"$rows"
-sz=${SIZE^^}
 for class in $CLASSES; do
-    disk_class "$class" >/dev/null || { say "unknown class '$class' ($disk_classes)"; exit 2; }
     disk_throttle bench "$mm" "$class"
     read -r lr lw lri lwi < <(disk_class "$class")
-    say "class $class: $(disk_words "$class"); $NP ranks, $SIZE per rank"
+    mib=$(seq_mib "$class")
+    say "class $class: $(disk_words "$class"); $NP ranks, $mib MiB per rank"
     mkdir -p "$mnt/fio"
     in_group fio --name=r --directory="$mnt/fio" --size="$RAND_SIZE" --numjobs="$NP" --rw=write --bs=1m \
         --direct=1 --output-format=terse >/dev/null
@@ -156,9 +177,9 @@ for class in $CLASSES; do
             f=()
             [ $api = POSIX ] && f=(-F)
             rm -f "$mnt"/ior.dat*
-            mpi "$ior" -a $api "${f[@]}" -e -w -k -t 1m -b "$SIZE" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-w.out"
+            mpi "$ior" -a $api "${f[@]}" -e -w -k -t 1m -b "${mib}m" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-w.out"
             drop
-            mpi "$ior" -a $api "${f[@]}" -r -t 1m -b "$SIZE" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-r.out"
+            mpi "$ior" -a $api "${f[@]}" -r -t 1m -b "${mib}m" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-r.out"
             rm -f "$mnt"/ior.dat*
             [ -z "${KEEP:-}" ] || cp "$tmp/ior-w.out" "$KEEP/$class-$round-$api-w.txt"
             [ -z "${KEEP:-}" ] || cp "$tmp/ior-r.out" "$KEEP/$class-$round-$api-r.txt"
@@ -174,7 +195,7 @@ for class in $CLASSES; do
         [ -n "$wb_io" ] || continue
         for tests in write,read shared-write,shared-read; do
             rm -f "$tmp/wb.h5"
-            mpi "$wb_io" io --dir "$mnt" --tests "$tests" --size "$sz" --block 1M --reps 1 --warmup 0 -q \
+            mpi "$wb_io" io --dir "$mnt" --tests "$tests" --size "${mib}M" --block 1M --reps 1 --warmup 0 -q \
                 -o "$tmp/wb.h5" >"$tmp/wb.out" 2>&1 || { cat "$tmp/wb.out" >&2; say "wulfbench io --tests $tests failed"; exit 1; }
             wb_rows "$tmp/wb.h5" | while read -r test api mbps iops status; do
                 [[ $api == posix || $api == mpiio-indep ]] || continue
@@ -199,7 +220,7 @@ done
 
 echo
 echo "== io_bench: wulfbench io beside IOR and fio on a throttled loop device (MB = 1e6 bytes)"
-echo "   load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $NP ranks; $ROUNDS rounds; ratios: median [lowest, highest]"
+echo "   load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $NP ranks; $ROUNDS rounds; SIZE $SIZE; ratios: median [lowest, highest]"
 "$PYTHON" - "$rows" <<'EOF'
 import statistics as st
 import sys
