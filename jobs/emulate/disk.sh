@@ -180,7 +180,7 @@ EOF
         (cg_join "$ns" "$BASHPID" && exec nsenter --target "$pid" --uts --net --mount -- \
             sshfs "root@$net_prefix.1:/disk/share" /share -o "port=$share_port,IdentityFile=$dir/client_key" \
             -o "UserKnownHostsFile=$dir/known_hosts,StrictHostKeyChecking=yes,BatchMode=yes" \
-            -o "ServerAliveInterval=5,ServerAliveCountMax=3,allow_other" 9<&- >>"$dir/sshfs-$ns.log" 2>&1) ||
+            -o "ServerAliveInterval=5,ServerAliveCountMax=3,allow_other" 9<&- </dev/null >>"$dir/sshfs-$ns.log" 2>&1) ||
             { echo "cluster: --share: sshfs could not mount /share in $ns: $(tail -1 "$dir/sshfs-$ns.log")" >&2; return 1; }
         [[ $(nsenter --target "$pid" --mount findmnt -n -o FSTYPE /share) == fuse.sshfs ]] ||
             { echo "cluster: --share: /share in $ns is not the sshfs mount" >&2; return 1; }
