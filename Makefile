@@ -269,8 +269,8 @@ test-load: all $(B)/wulfbench-faults  ## the load tests alone
 test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
-test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup (root)
-	@fail=0; for t in run check power netfault faults buys setup nodesteps; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup and its node steps, storage (root)
+	@fail=0; for t in run check power netfault faults buys setup nodesteps storage; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
 validate-whatif: all  ## analysis.whatif's predictions against emulated runs of the change (root; not in CI: see docs/testing.md)
 	bash tests/cluster/whatif.sh
@@ -282,13 +282,14 @@ test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under q
 test-slurm: all      ## a real one-node Slurm (slurmctld, slurmd, munge; root)
 	bash tests/slurm/run.sh
 
-bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, and Open MPI beside MPICH
+bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE, HPCC, IOR and fio, and Open MPI beside MPICH
 	@$(MAKE) --no-print-directory all $(B)/tests/fft_ref $(B)/tests/fft_ref_native $(B)/tests/sendrecv_ref $(B)/tests/fft_pair
 	@$(MAKE) --no-print-directory NATIVE=1 all
 	bash tests/bench/fft_bench.sh
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
 	bash tests/bench/power_bench.sh
+	WB_BIN=$(B)/wulfbench bash tests/bench/io_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
 	bash tests/bench/heffte_bench.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages wulfbench needs, only those missing, and say which.
 # Usage: jobs/install-deps.sh GROUP...   groups: build mpich analysis pandas test bench browser cluster firewalls slurm fuzz arm
-# cluster: the emulated cluster (namespaces, tc, a C compiler, sshd for --sshd) and what jobs/setup runs on the head
+# cluster: the emulated cluster (namespaces, tc, a C compiler, sshd for --sshd, mkfs.ext4, sshfs and fio for
+#   --disk and --share) and what jobs/setup runs on the head
 #   (ansible-core, ssh, sshpass); installing openssh-server may start an sshd where services start.
 # firewalls: iptables and ufw, installed only for tests/cluster/nodesteps.sh, which enables them inside emulated
 #   nodes (ufw stays inactive on this machine).
@@ -20,9 +21,9 @@ declare -A GROUP=(
   [analysis]="python3 python3-h5py python3-numpy python3-matplotlib"
   [pandas]="python3-pandas"
   [test]="python3-pytest python3-pandas sox alsa-utils man-db faketime"
-  [bench]="netpipe-openmpi hpcc cmake"
+  [bench]="netpipe-openmpi hpcc cmake fio autoconf automake"
   [browser]="chromium fonts-dejavu-core"
-  [cluster]="iproute2 util-linux procps time gcc libc6-dev iputils-ping faketime ansible-core openssh-client openssh-server sshpass sudo"
+  [cluster]="iproute2 util-linux e2fsprogs procps time gcc libc6-dev iputils-ping faketime ansible-core openssh-client openssh-server sshpass sudo sshfs fio"
   [slurm]="slurm-wlm munge"
   [firewalls]="iptables ufw"
   [fuzz]="clang libclang-rt-14-dev"

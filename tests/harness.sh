@@ -47,3 +47,15 @@ tally() {
     passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0} + ${e:-0})); skipped=$((${skipped:-0} + ${s:-0}))
     if [ "$2" -ne 0 ] && [ -z "$f$e" ]; then failed=$((failed + 1)); fi
 }
+
+# harness_install PACKAGE...: those of the Debian packages that are missing, installed with apt-get
+# (the suite runs as root); returns apt-get's failure.
+harness_install() {
+    local p missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    ((${#missing[@]})) || return 0
+    echo "${BASH_SOURCE[1]#"${repo:-}/"}: installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+}

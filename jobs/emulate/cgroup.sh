@@ -1,6 +1,7 @@
-# CPU and memory cgroups of the emulated cluster: one group per node, named
-# wulfbench-emulate/piK under each controller, so a node computes at a chosen
-# fraction of one of this machine's cores (CFS quota) and has a memory limit.
+# CPU, memory and block I/O cgroups of the emulated cluster: one group per
+# node, named wulfbench-emulate/piK under each controller, so a node computes
+# at a chosen fraction of one of this machine's cores (CFS quota), has a
+# memory limit, and its disk (jobs/emulate/disk.sh) is throttled.
 # Sourced by jobs/emulate/cluster and jobs/emulate/agent; needs $state.
 # shellcheck shell=bash
 
@@ -9,7 +10,10 @@ cg_group=wulfbench-emulate
 # cg_version: 2 when cg_root is a unified (v2) hierarchy, else 1.
 cg_version() { if [[ -f $cg_root/cgroup.controllers ]]; then echo 2; else echo 1; fi; }
 
-# cg_ctl_dir CONTROLLER: the hierarchy holding CONTROLLER (cpu or memory).
+# The controllers this file knows: v1 names; v2 calls blkio 'io'.
+cg_all_ctls="cpu memory blkio"
+
+# cg_ctl_dir CONTROLLER: the hierarchy holding CONTROLLER (cpu, memory or blkio).
 cg_ctl_dir() { if [[ $(cg_version) == 2 ]]; then echo "$cg_root"; else echo "$cg_root/$1"; fi; }
 
 # cg_knob CONTROLLER: the file that proves CONTROLLER works in a group.
@@ -17,20 +21,26 @@ cg_knob() {
     case $(cg_version)$1 in
         1cpu) echo cpu.cfs_quota_us ;;
         1memory) echo memory.limit_in_bytes ;;
+        1blkio) echo blkio.throttle.read_bps_device ;;
         2cpu) echo cpu.max ;;
         2memory) echo memory.max ;;
+        2blkio) echo io.max ;;
     esac
 }
+
+# cg_v2_name CONTROLLER: its name in a v2 hierarchy.
+cg_v2_name() { if [[ $1 == blkio ]]; then echo io; else echo "$1"; fi; }
 
 # cg_prepare CONTROLLER...: make the parent group under each controller, or
 # print one line on stderr and return 1 with nothing left made.
 cg_prepare() {
-    local ctl dir made=() err
+    local ctl dir made=() err v2
     for ctl in "$@"; do
         dir=$(cg_ctl_dir "$ctl")
+        v2=$(cg_v2_name "$ctl")
         if [[ $(cg_version) == 2 ]]; then
-            grep -qw "$ctl" "$dir/cgroup.controllers" 2>/dev/null ||
-                { cg_undo "${made[@]}"; echo "no '$ctl' controller in the cgroup v2 hierarchy $dir" >&2; return 1; }
+            grep -qw "$v2" "$dir/cgroup.controllers" 2>/dev/null ||
+                { cg_undo "${made[@]}"; echo "no '$v2' controller in the cgroup v2 hierarchy $dir" >&2; return 1; }
         elif [[ ! -f $dir/$(cg_knob "$ctl") ]]; then
             cg_undo "${made[@]}"
             echo "no cgroup v1 '$ctl' hierarchy at $dir (set WB_EMULATE_CGROUP to the cgroup mount)" >&2
@@ -43,10 +53,10 @@ cg_prepare() {
             return 1
         fi
         made+=("$dir/$cg_group")
-        if [[ $(cg_version) == 2 ]] && ! { echo "+$ctl" >"$dir/cgroup.subtree_control" &&
-            echo "+$ctl" >"$dir/$cg_group/cgroup.subtree_control"; } 2>/dev/null; then
+        if [[ $(cg_version) == 2 ]] && ! { echo "+$v2" >"$dir/cgroup.subtree_control" &&
+            echo "+$v2" >"$dir/$cg_group/cgroup.subtree_control"; } 2>/dev/null; then
             cg_undo "${made[@]}"
-            echo "cannot enable the '$ctl' controller below $dir" >&2
+            echo "cannot enable the '$v2' controller below $dir" >&2
             return 1
         fi
     done
@@ -116,9 +126,9 @@ cg_join() {
 # found by name under each controller even if the state folder is gone.
 cg_remove_all() {
     local dirs=() d p i ctl
-    for ctl in cpu memory; do
+    for ctl in $cg_all_ctls; do
         d=$(cg_ctl_dir "$ctl")/$cg_group
-        [[ -d $d ]] && dirs+=("$d")
+        [[ -d $d ]] && [[ " ${dirs[*]} " != *" $d "* ]] && dirs+=("$d")
     done
     ((${#dirs[@]})) || return 0
     for i in $(seq 1 30); do
@@ -137,9 +147,9 @@ cg_remove_all() {
 # cg_left: the groups still there (empty when all are gone).
 cg_left() {
     local ctl d
-    for ctl in cpu memory; do
+    for ctl in $cg_all_ctls; do
         d=$(cg_ctl_dir "$ctl")/$cg_group
         [[ -d $d ]] && echo "$d"
-    done
+    done | sort -u
     return 0
 }

@@ -39,14 +39,8 @@ indent() { sed 's/^/    | /' | tail -n 12; }
 [[ $(id -u) -eq 0 ]] || abort "needs root: network namespaces"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-missing=()
-for p in $PACKAGES; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null || abort "could not install ${missing[*]}"
-fi
+# shellcheck disable=SC2086 # a list of packages
+harness_install $PACKAGES || abort "could not install $PACKAGES"
 
 bin=${WB_BIN:-$repo/build/wulfbench-faults}
 if [[ ! -x $bin ]]; then

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Figures of `wulfbench io` beside IOR and fio on an emulated disk whose limits are known exactly:
+# ext4 on a loop device throttled by the block I/O cgroup to a class of jobs/emulate/cluster
+# (jobs/emulate/disk.sh sets the limits, as 'cluster up --disk CLASS' does for a node), every
+# process of the bench run inside that group. Prints, per class and test, the median of the paired
+# ratios wulfbench/peer with the lowest and highest round, and each side against the class's limit.
+# Timing never fails the script (it exits non-zero only when a tool is missing or a run fails).
+#
+# Apples to apples:
+#   - NP ranks of mpirun on this machine, all in the throttled group, so the aggregate is held to
+#     the class; SIZE bytes per rank, 1 MiB per call, one repetition per round and no warm-up on
+#     both sides (IOR -i 1; wulfbench --reps 1 --warmup 0). SIZE=auto (the default) makes the
+#     faster direction take SEQ_S seconds at the class's limit, at least 64 MiB per rank: the
+#     throttle lets about a slice (100 ms) of bytes pass at the start of a transfer, which a short
+#     transfer at a high rate shows (usb-ssd reads of 2 x 64 MiB ran at 1.11-1.12 of the limit);
+#   - sequential, file per process: IOR -a POSIX -F -e (fsync before close, inside its timed
+#     window) against wulfbench --tests write,read; one shared file: IOR -a MPIIO (independent I/O)
+#     against --tests shared-write,shared-read (its mpiio-indep row). Both take total bytes over
+#     first open to last close; IOR's MiB/s are turned into MB/s (x 1.048576);
+#   - cold reads: all ranks share one node, where IOR's -C would hand each rank a file of the same
+#     node, so IOR writes (-w -k) and reads (-r) in two runs with the page cache dropped between them;
+#     wulfbench drops it itself (root);
+#   - 4 KiB random: wulfbench issues one pread/pwrite at a time per rank with O_DIRECT, so fio runs
+#     NP jobs of psync at iodepth 1, direct=1, RAND_SIZE per job, RAND_S seconds; fio's usual form
+#     (libaio, iodepth 32) runs once per round too, against the limit only;
+#   - rounds A B A B: each round runs the peer, then wulfbench, for every test, ROUNDS times.
+# Without an io subcommand in the binary, IOR and fio run alone and only their limit ratios print.
+# IOR is built from ../shared/ref/ior-*.tar.gz (or IOR_TARBALL) into build/ior/ with mpicc, once.
+# Knobs (environment): CLASSES (default "sd-a1 gp3 usb-ssd"), ROUNDS (3), NP (2), SIZE (auto), SEQ_S (4),
+# RAND_SIZE (32m), RAND_S (4), MPIEXEC (mpirun), PYTHON (/usr/bin/python3), WB_BIN (build/wulfbench),
+# IOR_TARBALL, KEEP (a folder that keeps IOR's output of every run). Needs root (loop device, cgroups, drop_caches) and cgroup v1 blkio or v2 io.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+repo=$PWD
+
+CLASSES=${CLASSES:-sd-a1 gp3 usb-ssd}
+ROUNDS=${ROUNDS:-3}
+NP=${NP:-2}
+SIZE=${SIZE:-auto}
+SEQ_S=${SEQ_S:-4}
+RAND_SIZE=${RAND_SIZE:-32m}
+RAND_S=${RAND_S:-4}
+MPIEXEC=${MPIEXEC:-mpirun}
+PYTHON=${PYTHON:-/usr/bin/python3}
+WB_BIN=${WB_BIN:-build/wulfbench}
+IOR_TARBALL=${IOR_TARBALL:-$(ls ../shared/ref/ior-*.tar.gz 2>/dev/null | head -1)}
+
+say() { echo "io_bench: $*" >&2; }
+[ "$(id -u)" -eq 0 ] || { say "needs root (a loop device, the block I/O cgroup, drop_caches)"; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+for tool in fio "$MPIEXEC" mpicc losetup mkfs.ext4 autoreconf; do
+    command -v "$tool" >/dev/null || { say "$tool is missing (make deps-bench installs fio, autoconf, automake)"; exit 1; }
+done
+[[ $SIZE =~ ^(auto|[1-9][0-9]*[mg])$ && $RAND_SIZE =~ ^[1-9][0-9]*[mg]$ ]] ||
+    { say "SIZE (auto or like 64m) and RAND_SIZE (like 32m) cannot be '$SIZE' and '$RAND_SIZE'"; exit 2; }
+[[ $ROUNDS =~ ^[1-9][0-9]*$ && $NP =~ ^[1-9][0-9]*$ && $RAND_S =~ ^[1-9][0-9]*$ && $SEQ_S =~ ^[1-9][0-9]*$ ]] ||
+    { say "ROUNDS, NP, RAND_S and SEQ_S must be positive numbers"; exit 2; }
+
+# IOR, built once from the reference tarball (its source never enters the repository).
+ior=$repo/build/ior/ior/src/ior
+if [ ! -x "$ior" ]; then
+    [ -f "$IOR_TARBALL" ] || { say "no IOR tarball (../shared/ref/ior-*.tar.gz); set IOR_TARBALL"; exit 1; }
+    say "building IOR from $IOR_TARBALL into build/ior/"
+    rm -rf build/ior && mkdir -p build/ior && tar -xzf "$IOR_TARBALL" -C build/ior
+    (cd build/ior/ior && ./bootstrap && ./configure CC=mpicc && make -j2) >build/ior/build.log 2>&1 ||
+        { say "IOR did not build; see build/ior/build.log"; exit 1; }
+fi
+wb_io=""
+if [ -x "$WB_BIN" ] && "$WB_BIN" io --help >/dev/null 2>&1; then
+    wb_io=$WB_BIN
+else
+    say "$WB_BIN has no io subcommand: IOR and fio run alone"
+fi
+
+# The throttled disk: the emulator's own functions, under a cgroup name of this bench.
+# shellcheck source=jobs/emulate/cgroup.sh
+source jobs/emulate/cgroup.sh
+# shellcheck source=jobs/emulate/disk.sh
+source jobs/emulate/disk.sh
+cg_group=wulfbench-iobench
+own_root=""
+tmp=$(mktemp -d /tmp/wb-io-bench.XXXXXX)
+state=$tmp/state
+mnt=$tmp/mnt
+mkdir -p "$state" "$mnt"
+cleanup() {
+    set +e
+    umount "$mnt" 2>/dev/null
+    disk_teardown
+    cg_remove_all
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+[[ -z $(cg_left) ]] || { say "the cgroup $cg_group exists: another io_bench runs, or remove it"; exit 1; }
+err=$(cg_prepare blkio 2>&1) || { say "$err"; exit 1; }
+cg_make bench blkio
+# seq_mib CLASS: MiB per rank of the sequential tests.
+seq_mib() {
+    local r w
+    if [ "$SIZE" != auto ]; then
+        echo $(($(numfmt --from=iec "${SIZE^^}") / 1048576))
+        return 0
+    fi
+    read -r r w _ < <(disk_class "$1")
+    awk -v r="$r" -v w="$w" -v s="$SEQ_S" -v np="$NP" \
+        'BEGIN { m = int((r > w ? r : w) * s / np / 1048576 + 0.999); print (m < 64 ? 64 : m) }'
+}
+# Room for twice NP files of the largest class's size (a shared file and those per process are
+# never there at once) and the random tests' files; the file is sparse.
+max_mib=64
+for class in $CLASSES; do
+    disk_class "$class" >/dev/null || { say "unknown class '$class' ($disk_classes)"; exit 2; }
+    m=$(seq_mib "$class")
+    ((m <= max_mib)) || max_mib=$m
+done
+disk_bytes=$(((4 * NP * max_mib + 512) * 1048576 + 4 * NP * $(numfmt --from=iec "${RAND_SIZE^^}")))
+truncate -s "$disk_bytes" "$state/disk-pi1.img"
+dev=$(losetup -f --show --direct-io=on "$state/disk-pi1.img")
+mm=$(lsblk -dn -o MAJ:MIN "$dev" | tr -d ' ')
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
+mount -o noatime "$dev" "$mnt"
+chmod 1777 "$mnt"
+
+# in_group COMMAND...: COMMAND inside the throttled group.
+in_group() { (cg_join bench "$BASHPID" && exec "$@"); }
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+mpi() { in_group "$MPIEXEC" -np "$NP" --oversubscribe --bind-to none "$@"; }
+
+# ior_mbps OUT: the bandwidth of IOR's one 'write' or 'read' line in MB/s.
+ior_mbps() { awk '$1 == "write" || $1 == "read" { if ($2 ~ /^[0-9.]+$/) { printf "%.3f\n", $2 * 1.048576; exit } }' "$1"; }
+
+# wb_rows FILE: "test api MBps IOPS status" per group of a wulfbench io result.
+wb_rows() {
+    "$PYTHON" - "$1" <<'EOF'
+import sys
+import h5py
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+with h5py.File(sys.argv[1], "r") as f:
+    for name, g in sorted(f["io"].items()):
+        if not isinstance(g, h5py.Group):
+            continue
+        a = g.attrs
+        print(text(a["test"]), text(a["api"]), float(a["agg_mbps_median"]), float(a["agg_iops_median"]),
+              text(a["status"]).replace(" ", "_"))
+EOF
+}
+
+# fio_iops RW DEPTH: aggregate IOPS of NP jobs on $mnt/fio.
+fio_iops() {
+    local engine=psync
+    [ "$2" -gt 1 ] && engine=libaio
+    in_group fio --name=r --directory="$mnt/fio" --size="$RAND_SIZE" --numjobs="$NP" --group_reporting \
+        --rw="$1" --bs=4k --direct=1 --ioengine="$engine" --iodepth="$2" --runtime="$RAND_S" --time_based \
+        --randrepeat=0 --output-format=json |
+        "$PYTHON" -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; print(round(j["read"]["iops"] + j["write"]["iops"], 1))'
+}
+
+rows=$tmp/rows.tsv
+: >"$rows"
+for class in $CLASSES; do
+    disk_throttle bench "$mm" "$class"
+    read -r lr lw lri lwi < <(disk_class "$class")
+    mib=$(seq_mib "$class")
+    say "class $class: $(disk_words "$class"); $NP ranks, $mib MiB per rank"
+    mkdir -p "$mnt/fio"
+    in_group fio --name=r --directory="$mnt/fio" --size="$RAND_SIZE" --numjobs="$NP" --rw=write --bs=1m \
+        --direct=1 --output-format=terse >/dev/null
+    for ((round = 1; round <= ROUNDS; round++)); do
+        # A: IOR, file per process, then one shared file.
+        for api in POSIX MPIIO; do
+            f=()
+            [ $api = POSIX ] && f=(-F)
+            rm -f "$mnt"/ior.dat*
+            mpi "$ior" -a $api "${f[@]}" -e -w -k -t 1m -b "${mib}m" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-w.out"
+            drop
+            mpi "$ior" -a $api "${f[@]}" -r -t 1m -b "${mib}m" -i 1 -o "$mnt/ior.dat" >"$tmp/ior-r.out"
+            rm -f "$mnt"/ior.dat*
+            [ -z "${KEEP:-}" ] || cp "$tmp/ior-w.out" "$KEEP/$class-$round-$api-w.txt"
+            [ -z "${KEEP:-}" ] || cp "$tmp/ior-r.out" "$KEEP/$class-$round-$api-r.txt"
+            t=$([ $api = POSIX ] && echo "" || echo shared-)
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "${t}write" "$round" peer "$(ior_mbps "$tmp/ior-w.out")" "$lw" >>"$rows"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "${t}read" "$round" peer "$(ior_mbps "$tmp/ior-r.out")" "$lr" >>"$rows"
+        done
+        for rw in randwrite:"$lwi" randread:"$lri"; do
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "${rw%:*}" "$round" peer "$(fio_iops "${rw%:*}" 1)" "${rw#*:}" >>"$rows"
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "${rw%:*} (fio qd32)" "$round" alone "$(fio_iops "${rw%:*}" 32)" "${rw#*:}" >>"$rows"
+        done
+        # B: wulfbench io, the same tests and sizes.
+        [ -n "$wb_io" ] || continue
+        for tests in write,read shared-write,shared-read; do
+            rm -f "$tmp/wb.h5"
+            mpi "$wb_io" io --dir "$mnt" --tests "$tests" --size "${mib}M" --block 1M --reps 1 --warmup 0 -q \
+                -o "$tmp/wb.h5" >"$tmp/wb.out" 2>&1 || { cat "$tmp/wb.out" >&2; say "wulfbench io --tests $tests failed"; exit 1; }
+            wb_rows "$tmp/wb.h5" | while read -r test api mbps iops status; do
+                [[ $api == posix || $api == mpiio-indep ]] || continue
+                [[ $status == ok ]] || say "wulfbench $test: $status"
+                lim=$lw
+                [[ $test == *read ]] && lim=$lr
+                printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "$test" "$round" wb "$mbps" "$lim" >>"$rows"
+            done
+        done
+        rm -f "$tmp/wb.h5"
+        mpi "$wb_io" io --dir "$mnt" --tests randwrite,randread --size "${RAND_SIZE^^}" --time "$RAND_S" \
+            --reps 1 --warmup 0 -q -o "$tmp/wb.h5" >"$tmp/wb.out" 2>&1 ||
+            { cat "$tmp/wb.out" >&2; say "wulfbench io --tests randwrite,randread failed"; exit 1; }
+        wb_rows "$tmp/wb.h5" | while read -r test api mbps iops status; do
+            lim=$lwi
+            [[ $test == randread ]] && lim=$lri
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$class" "$test" "$round" wb "$iops" "$lim" >>"$rows"
+        done
+    done
+    rm -rf "$mnt/fio"
+done
+
+echo
+echo "== io_bench: wulfbench io beside IOR and fio on a throttled loop device (MB = 1e6 bytes)"
+echo "   load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $NP ranks; $ROUNDS rounds; SIZE $SIZE; ratios: median [lowest, highest]"
+"$PYTHON" - "$rows" <<'EOF'
+import statistics as st
+import sys
+from collections import defaultdict
+
+vals = defaultdict(dict)
+limits = {}
+for line in open(sys.argv[1]):
+    cls, test, rnd, who, v, lim = line.rstrip("\n").split("\t")
+    vals[(cls, test)].setdefault(who, {})[int(rnd)] = float(v) if v else float("nan")
+    limits[(cls, test)] = float(lim)
+
+
+def span(xs):
+    xs = [x for x in xs if x == x]
+    if not xs:
+        return "-"
+    return f"{st.median(xs):.3f} [{min(xs):.3f}, {max(xs):.3f}]"
+
+
+print(f"{'class':8} {'test':22} {'limit':>10} {'peer':>9} {'wulfbench':>9}  {'wb/peer':24} {'peer/limit':24} {'wb/limit':24}")
+for (cls, test), d in vals.items():
+    lim = limits[(cls, test)]
+    unit = "IOPS" if "rand" in test else "MB/s"
+    peer = d.get("peer", d.get("alone", {}))
+    wb = d.get("wb", {})
+    scale = 1.0 if unit == "IOPS" else 1e6
+    lim_u = lim / scale
+    pairs = [wb[r] / peer[r] for r in wb if r in peer and peer[r] > 0]
+    med = lambda xs: f"{st.median(xs):.1f}" if xs else "-"
+    print(f"{cls:8} {test:22} {lim_u:>8.1f} {unit[:2]} {med(list(peer.values())):>9} {med(list(wb.values())):>9}  "
+          f"{span(pairs):24} {span([p / lim_u for p in peer.values()]):24} {span([w / lim_u for w in wb.values()]):24}")
+EOF
