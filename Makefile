@@ -270,7 +270,7 @@ test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
 test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup and its node steps, storage (root)
-	@fail=0; for t in run check power netfault faults buys setup nodesteps storage; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
+	@fail=0; for t in run check power netfault faults buys setup nodesteps storage sharefault; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; exit $$fail
 
 validate-whatif: all  ## analysis.whatif's predictions against emulated runs of the change (root; not in CI: see docs/testing.md)
 	bash tests/cluster/whatif.sh

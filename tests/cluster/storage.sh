@@ -258,6 +258,11 @@ sys.exit(0 if ok and len(out) == 4 else 1)
 EOF
     ); then
         pass "cluster run -- io --dir /disk --dir /share: $msg"
+        if grep -q 'could not remove' "$tmp/io.out"; then
+            fail "io left its run folder: $(grep -m1 'could not remove' "$tmp/io.out")"
+        else
+            pass "io removed its run folders on /disk and /share"
+        fi
     else
         fail "cluster run -- io --dir /disk --dir /share: ${msg:-no result}"
         indent <"$tmp/io.out"

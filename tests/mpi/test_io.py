@@ -262,6 +262,8 @@ def test_full_disk_fails_the_point_and_the_run_goes_on(small_ext4, disk):
     assert "FAILED" in r.stdout
     with h5py.File(out) as f:
         assert f.attrs["status"] == "complete"
+        # Every point counts, the failed one too; the device table is not a point.
+        assert f.attrs["points_completed"] == 3 == f["io"].attrs["points"]
         write, meta, hdf5 = groups(f)
         assert write.attrs["status"] == "ok" and hdf5.attrs["status"] == "ok"
         assert meta.attrs["status"].startswith("failed: No space left on device")

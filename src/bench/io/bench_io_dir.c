@@ -312,20 +312,24 @@ int wb_io_dirs_prepare(struct wb_io_run *r)
 
 void wb_io_dirs_finish(struct wb_io_run *r)
 {
+    /* Every rank lets go of its marker before the leader removes it: a FUSE share (sshfs) keeps a file
+     * that is still open somewhere as a hidden one, and the folder then cannot be removed. */
+    for (int i = 0; i < r->ndirs; i++) {
+        if (r->dir[i].marker_fd >= 0)
+            close(r->dir[i].marker_fd);
+        r->dir[i].marker_fd = -1;
+    }
     wb_comm_barrier();
     for (int i = 0; i < r->ndirs; i++) {
         struct wb_io_dir *d = &r->dir[i];
         char path[WB_IO_PATH_CAP + 16];
-        if (d->leader) {
-            snprintf(path, sizeof path, "%s/token", d->run);
-            unlink(path);
-            snprintf(path, sizeof path, "%s/" WB_IO_MARKER, d->run);
-            unlink(path);
-            if (rmdir(d->run) != 0)
-                wb_report_warn("io: could not remove %s: %s", d->run, strerror(errno));
-        }
-        if (d->marker_fd >= 0)
-            close(d->marker_fd);
-        d->marker_fd = -1;
+        if (!d->leader)
+            continue;
+        snprintf(path, sizeof path, "%s/token", d->run);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/" WB_IO_MARKER, d->run);
+        unlink(path);
+        if (rmdir(d->run) != 0)
+            wb_report_warn("io: could not remove %s: %s", d->run, strerror(errno));
     }
 }
