@@ -286,6 +286,7 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE and HPCC, a
 	bash tests/bench/transfer_bench.sh
 	bash tests/bench/load_bench.sh
 	bash tests/bench/power_bench.sh
+	bash tests/bench/scale_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
 	bash tests/bench/heffte_bench.sh
