@@ -100,7 +100,8 @@ for np_ in ranks:
     rows.append(dict(ranks=np_, points=points, file=os.path.getsize(h5), rss0=rss0, rssmax=rssmax, wall=wall,
                      windows=windows, own=wall - windows, report=rep_s, report_rss=rep_rss))
 
-print("\n# wulfbench suite --reps 1 -x 0 --power none, oversubscribed on %d cores" % os.cpu_count())
+print("\n# wulfbench suite --reps 1 -x 0 --power none on %d cores; where the ranks outnumber them, every time"
+      " includes the wait for a core, and an all-to-all's p^2 messages run one after another" % os.cpu_count())
 print("%6s %6s %12s %12s %12s %9s %10s %9s %10s %13s" % ("ranks", "points", "file_kB", "rss0_MB", "rss_max_MB",
       "wall_s", "windows_s", "own_s", "report_s", "report_rss_MB"))
 for r in rows:
