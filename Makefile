@@ -290,6 +290,7 @@ bench: deps-bench    ## figures side by side with bare FFTW, NetPIPE, HPCC, IOR 
 	bash tests/bench/load_bench.sh
 	bash tests/bench/power_bench.sh
 	WB_BIN=$(B)/wulfbench bash tests/bench/io_bench.sh
+	bash tests/bench/scale_bench.sh
 	@if command -v mpicc.mpich >/dev/null; then $(MAKE) --no-print-directory MPI=mpich all; fi
 	bash tests/bench/dfft_bench.sh
 	bash tests/bench/heffte_bench.sh

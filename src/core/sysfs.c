@@ -107,14 +107,16 @@ int wb_sysfs_field(const char *rel, const char *key, char *out, size_t cap)
     return found;
 }
 
-int64_t wb_sysfs_meminfo_bytes(const char *key)
+int64_t wb_sysfs_kib_bytes(const char *rel, const char *key)
 {
     char v[128], *end;
-    if (wb_sysfs_field("/proc/meminfo", key, v, sizeof v) != 0)
+    if (wb_sysfs_field(rel, key, v, sizeof v) != 0)
         return -1;
     long long kib = strtoll(v, &end, 10);
     return end == v || kib < 0 ? -1 : (int64_t)kib * 1024;
 }
+
+int64_t wb_sysfs_meminfo_bytes(const char *key) { return wb_sysfs_kib_bytes("/proc/meminfo", key); }
 
 int wb_sysfs_resolve(const char *rel, char *out, size_t cap)
 {

@@ -39,6 +39,9 @@ int64_t wb_sysfs_i64(const char *rel);
  * its leading blanks and newline cut, into out[cap]: 0, or -1 if the file or the key is missing. Local. */
 int wb_sysfs_field(const char *rel, const char *key, char *out, size_t cap);
 
+/* A "key:  N kB" field of a /proc-style file (rel) in bytes, or -1 if unknown. Local. */
+int64_t wb_sysfs_kib_bytes(const char *rel, const char *key);
+
 /* /proc/meminfo's "key:" (MemAvailable, SwapTotal, SwapFree, ...) in bytes, or -1 if unknown. Local. */
 int64_t wb_sysfs_meminfo_bytes(const char *key);
 

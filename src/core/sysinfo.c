@@ -118,6 +118,8 @@ int64_t wb_sysinfo_mem_available(void)
     return wb_sysfs_meminfo_bytes("MemAvailable");
 }
 
+int64_t wb_sysinfo_peak_rss_bytes(void) { return wb_sysfs_kib_bytes("/proc/self/status", "VmHWM"); }
+
 int64_t wb_sysinfo_address_space(const char **why)
 {
     int64_t limit = -1;

@@ -66,6 +66,9 @@ int64_t wb_sysinfo_cache_bytes(int level);
 /* Bytes of memory available for new allocations (MemAvailable), or -1 if unknown. Local. */
 int64_t wb_sysinfo_mem_available(void);
 
+/* This process's peak resident memory so far (VmHWM of /proc/self/status) in bytes, or -1 if unknown. Local. */
+int64_t wb_sysinfo_peak_rss_bytes(void);
+
 /* Bytes this one process can map, or -1 when only memory limits it: a 32-bit process (armhf, Pi 2
  * and older) about 3 GB, the user address space of a 32-bit kernel (a 64-bit kernel gives nearly
  * 4 GB, which the limit leaves as margin for the program, libraries and stacks), or less under

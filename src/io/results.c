@@ -590,6 +590,12 @@ static int finish(struct wb_results *r, const char *status, int verified)
         attr_str(r, "/", "status", status);
         write_attr(r, "/", "verified", H5T_NATIVE_INT64, &v);
         write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        if (r->rss_max_bytes > 0) {
+            int64_t q = r->rss_max_rank;
+            write_attr(r, "/", "peak_rss_rank0_bytes", H5T_NATIVE_DOUBLE, &r->rss_rank0_bytes);
+            write_attr(r, "/", "peak_rss_max_bytes", H5T_NATIVE_DOUBLE, &r->rss_max_bytes);
+            write_attr(r, "/", "peak_rss_max_rank", H5T_NATIVE_INT64, &q);
+        }
         write_hosts(r);
         wb_results_reserve(r);
     }
@@ -634,12 +640,18 @@ int wb_results_close(struct wb_results **rp, int rc)
     char run_msg[1024];
     snprintf(run_msg, sizeof run_msg, "%s", wb_error_message());
     double temp = wb_sysinfo_temp_c();
-    double *temps = r->rank == 0 ? malloc((size_t)r->nranks * sizeof *temps) : NULL;
+    double *temps = r->rank == 0 ? malloc(2 * (size_t)r->nranks * sizeof *temps) : NULL;
     int crc = wb_comm_gather_f64(temp, temps);
+    /* Every rank's peak memory, so a file shows what the run itself cost at its scale. */
+    crc = crc ? crc : wb_comm_gather_f64((double)wb_sysinfo_peak_rss_bytes(), temps ? temps + r->nranks : NULL);
     if (r->rank == 0) {
         wb_results_lock();
-        for (int q = 0; temps && q < r->nranks; q++)
+        for (int q = 0; temps && q < r->nranks; q++) {
             r->hosts[q].temp_c_end = temps[q];
+            if (temps[r->nranks + q] > r->rss_max_bytes)
+                r->rss_max_bytes = temps[r->nranks + (r->rss_max_rank = q)];
+        }
+        r->rss_rank0_bytes = temps ? temps[r->nranks] : 0;
         int werr = r->err;
         int frc = finish(r, status, verified);
         wb_results_unlock();

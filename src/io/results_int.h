@@ -22,6 +22,8 @@ struct wb_results {
     char path[PATH_CAP];
     char partial[PATH_CAP + 16];
     struct wb_host *hosts;  /* rank 0: every rank's facts */
+    double rss_rank0_bytes, rss_max_bytes; /* rank 0, at close: peak resident memory (VmHWM), 0 unknown */
+    int rss_max_rank;
 };
 
 /* The lock around every HDF5 call (HDF5 is not thread-safe); never held across an MPI call. */

@@ -10,6 +10,7 @@
 #include "fftw/fft.h"
 #include "fftw/fft_mpi.h"
 #include "core/optparse.h"
+#include "par/comm.h"
 
 enum { D_DIMS = 1, D_N, D_SHAPE, D_KIND, D_PRECISION, D_TRANSPOSED, D_PLAN, D_WISDOM, D_MAXMEM, D_DIRECTION };
 
@@ -169,7 +170,14 @@ void wb_dfft_opts_compact(struct wb_options *o)
     t->dims = 3;
     t->kind = WB_FFTMPI_R2C;
     t->transposed_out = 0;
-    wb_optparse_size_list("--n", "32,64", 2, MAX_SIDE, 64, &t->sizes, &t->nsizes);
+    /* FFTW-MPI gives each rank a slab of the first side, so the sides start at the ranks' power of two:
+     * 32 and 64 up to 32 ranks, 64 and 128 at 64, and a suite runs at any rank count. */
+    long long side = 32;
+    while (side < wb_comm_size())
+        side *= 2;
+    char sides[48];
+    snprintf(sides, sizeof sides, "%lld,%lld", side, 2 * side);
+    wb_optparse_size_list("--n", sides, 2, MAX_SIDE, 64, &t->sizes, &t->nsizes);
 }
 
 void wb_dfft_opts_free(struct wb_options *o)

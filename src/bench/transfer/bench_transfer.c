@@ -21,6 +21,8 @@
 #define CAL_MAX 10
 /* pingpong: lone round trips probed to size the batch. */
 #define BATCH_PROBES 3
+/* Tag of a pair's samples on their way to rank 0 (kernels use 71xx, the plan's probe 7201). */
+enum { TAG_SAMPLES = 7301 };
 
 static int is_on(const struct wb_transfer_opts *t, int test) { return (t->tests >> test) & 1u; }
 
@@ -210,6 +212,25 @@ static void file_samples(const struct wb_transfer_run *r, struct wb_transfer_tes
     }
 }
 
+/* Rank 0 gets the rows g[nranks][iters] that file_samples reads. For one pair of a map in turn only
+ * the sender's row comes, so a map of n ranks moves n(n-1) rows to rank 0, not n(n-1) gathers of n. */
+static int collect_samples(const struct wb_transfer_run *r, const struct wb_transfer_test_run *tr, int u,
+                           const double *local, int iters, double *g)
+{
+    if (tr->shifted || tr->def->kind != WB_TRANSFER_KIND_P2P || tr->nunits == 1)
+        return wb_comm_gather_f64_n(local, (size_t)iters, g);
+    int a = tr->pairs[u][0], rc = 0;
+    if (r->rank == 0 && a == 0)
+        memcpy(g, local, (size_t)iters * sizeof *g);
+    else if (r->rank == 0)
+        rc = wb_comm_check(MPI_Recv(g + (size_t)a * iters, iters, MPI_DOUBLE, a, TAG_SAMPLES, wb_comm_world(),
+                                    MPI_STATUS_IGNORE), "MPI_Recv of a pair's samples");
+    else if (r->rank == a)
+        rc = wb_comm_check(MPI_Send(local, iters, MPI_DOUBLE, 0, TAG_SAMPLES, wb_comm_world()),
+                           "MPI_Send of a pair's samples");
+    return wb_comm_agree(rc);
+}
+
 static int run_once(const struct wb_transfer_test_run *tr, struct wb_transfer_ctx *c, double *t_op)
 {
     int rc = tr->shifted ? tr->def->shift(c, t_op) : tr->def->run(c, t_op);
@@ -355,7 +376,7 @@ static int run_point(struct wb_transfer_run *r, struct wb_transfer_test_run *tr,
         rc = run_once(tr, c, &local[i]);
     }
     if (rc == 0)
-        rc = wb_comm_gather_f64_n(local, (size_t)iters, g);
+        rc = collect_samples(r, tr, u, local, iters, g);
     if (rc == 0 && r->rank == 0)
         file_samples(r, tr, u, s, g);
     free(local);
