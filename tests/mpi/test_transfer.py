@@ -331,7 +331,8 @@ def test_validated_reductions(tmp_path, np_, dtype, op):
 def test_budget_cuts_repetitions_and_sizes(tmp_path):
     out = tmp_path / "t.h5"
     # Without the budget this asks for minutes: 2000 windows of 64 x 1 MiB, and more.
-    r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:1M", "-i", "2000", "--time-budget", "3")
+    with MachineLoad(cores=2) as load:
+        r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:1M", "-i", "2000", "--time-budget", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^# estimate: [\d.]+ s of the 3 s budget", r.stdout, re.M)
     assert "# cut to fit: repetitions cut to" in r.stdout
@@ -340,10 +341,14 @@ def test_budget_cuts_repetitions_and_sizes(tmp_path):
         g = f["transfer"]
         assert g.attrs["time_budget_s"] == 3 and g.attrs["estimated_s"] <= 3
         assert "repetitions cut" in g.attrs["cuts"]
-        # Uncut, this is over a minute; a loaded machine may run slower than it probed, so the bound is loose.
-        assert g.attrs["elapsed_s"] < 30
         reps = f["transfer/bw/reps"][:]
         assert np.all(reps >= 1) and np.all(reps < 2000)
+        elapsed_s = float(g.attrs["elapsed_s"])
+    # The plan is priced from a probe of this machine: other work beside the run slows it past the price.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; the run took {elapsed_s:.1f} s of its 3 s budget")
+    # Uncut, this is over a minute.
+    assert elapsed_s < 30, elapsed_s
 
 
 def test_budget_drops_the_largest_sizes_first_then_refuses(tmp_path):
