@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import FAULTS_BIN, MachineLoad, error_lines, run_faults, run_wb
+from transfer_pairs import EVERY_PAIR, pair_problems
 
 TESTS = ["pingpong", "bw", "bibw", "ring", "barrier", "bcast", "scatter", "gather", "allgather",
          "alltoall", "reduce", "allreduce"]
@@ -224,6 +226,33 @@ def test_pairs_all_matrices_and_its_defaults(tmp_path):
         for p, (a, b) in enumerate(pairs):
             assert lat[a, b] == t_med[0, p]
             assert bw[a, b] == pytest.approx(1024 / t_med[1, p])
+
+
+def test_every_pair_at_np3_and_the_check_the_arm_suite_makes(tmp_path):
+    out = tmp_path / "t.h5"
+    r = run_wb(3, *EVERY_PAIR, "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    with h5py.File(out, "r") as f:
+        assert pair_problems(f, 3) == []
+    # A pair measured twice in place of another, a pair without a time, a hole in the map: each named.
+    broken = tmp_path / "b.h5"
+    shutil.copy(out, broken)
+    with h5py.File(broken, "a") as f:
+        g, m = f["transfer/pingpong"], f["transfer/pairs_all"]
+        pairs, t_med, lat = g["pairs"][()], g["t_med"][()], m["latency_s"][()]
+        gone = tuple(int(r) for r in pairs[4])
+        pairs[4] = pairs[3]
+        t_med[1, 2] = np.nan
+        lat[2, 0] = np.nan
+        g["pairs"][...], g["t_med"][...], m["latency_s"][...] = pairs, t_med, lat
+        twice = tuple(int(r) for r in pairs[3])
+        nan_pair = tuple(int(r) for r in pairs[2])
+    with h5py.File(broken, "r") as f:
+        problems = pair_problems(f, 3)
+    assert len(problems) == 3, problems
+    assert f"[{gone}] missing, [{twice}] unexpected" in problems[0], problems
+    assert problems[1].startswith(f"pair {nan_pair[0]}->{nan_pair[1]}: t_med"), problems
+    assert problems[2] == "pairs_all/latency_s not measured for [(2, 0)]", problems
 
 
 def test_pairs_all_default_sizes_in_the_plan(tmp_path):
