@@ -184,7 +184,7 @@ SAN_ENV = ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1 UBSAN_OPT
 test-sanitize: build-san/wulfbench $(SUNITS)  ## unit tests and $(SAN_MPI_TESTS) under ASan+UBSan
 	@wavs=$$(mktemp -d); bash tests/unit/make_wavs.sh "$$wavs" >/dev/null; fail=0; \
 	for t in $(SUNITS); do echo "== $$t"; $(SAN_ENV) $$t "$$wavs" >"$$wavs.log" 2>&1 || fail=1; \
-	  grep -E '^not ok|ERROR: AddressSanitizer|runtime error' "$$wavs.log"; tail -1 "$$wavs.log"; done; \
+	  grep -E '^not ok|^skip -|ERROR: AddressSanitizer|runtime error' "$$wavs.log"; tail -1 "$$wavs.log"; done; \
 	rm -rf "$$wavs" "$$wavs.log"; \
 	$(SAN_ENV) WB_BIN=build-san/wulfbench $(PYTHON) -m pytest -q -p no:cacheprovider $(SAN_MPI_TESTS) || fail=1; \
 	exit $$fail

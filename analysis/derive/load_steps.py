@@ -29,6 +29,10 @@ class LoadStepStats:
     phases: dict[str, float] = field(default_factory=dict)
     max_s: float = float("nan")  # the slowest answered request
     submitted: int = -1  # every request made, warm-up included (the step's attribute; -1 without)
+    rejected_all: int = 0  # rejected and unfinished over every request, warm-up included, as C counts them
+    unfinished_all: int = 0
+    done_in_window: int = 0  # answered inside the measured window, whenever submitted
+    completed_rps: float = float("nan")  # done_in_window over the window
     healthy: bool = True
     why: str = ""
 
@@ -75,8 +79,14 @@ def load_step_stats(step: LoadStep) -> LoadStepStats:
             vals = d[name].astype(float)[done]
             phases[name] = float(np.median(vals)) if vals.size else float("nan")
     n_done = int(done.sum())
+    w0 = start if np.isfinite(start) else _attr_float(a, "warmup_s")
+    w0 = w0 if np.isfinite(w0) else 0.0
+    answered = (status == 0) & np.isfinite(t_done)
+    in_window = int((answered & (t_done >= w0) & (t_done <= w0 + window)).sum()) if window > 0 else 0
     with np.errstate(all="ignore"):
         thr = n_done / window if window > 0 else float("nan")
+        completed = _attr_float(a, "completed_rps")
+        completed = completed if np.isfinite(completed) else (in_window / window if window > 0 else float("nan"))
     loop = str(a.get("loop", ""))
     clients = int(a.get("clients") or 0)
     offered = _attr_float(a, "offered_rps")
@@ -91,7 +101,9 @@ def load_step_stats(step: LoadStep) -> LoadStepStats:
                          p50=stats.percentile(lat, 50), p95=stats.percentile(lat, 95),
                          p99=stats.percentile(lat, 99), phases=phases,
                          max_s=float(np.max(lat)) if lat.size else float("nan"),
-                         submitted=int(number_or(a.get("submitted"), -1)))
+                         submitted=int(number_or(a.get("submitted"), -1)),
+                         rejected_all=int((status == 1).sum()), unfinished_all=int((status == 2).sum()),
+                         done_in_window=in_window, completed_rps=completed)
 
 
 @dataclass
@@ -110,48 +122,56 @@ class Saturation:
         return load_unit(self.loop)
 
 
-def judge_step(s: LoadStepStats) -> None:
-    """Set s.healthy and s.why: the step's own verdict (`pass`, `fail_reason`)
-    when the file has one, else the rule of load_analysis."""
+def judge_step(s: LoadStepStats, lower: list[LoadStepStats] | tuple = ()) -> None:
+    """Set s.healthy and s.why: the step's own verdict (`pass`, `fail_reason`) when the file has one,
+    else wulfbench's own rule (bench_load_figures.c), first reason first: any request rejected
+    ("rejections"); the step timed out, a request left unfinished, or p95 over the SLO (1000 ms
+    unless the file says) ("latency"); open loop, fewer answered in the window than submitted by
+    more than max(10 %, two standard deviations of the arrival count) ("throughput"); closed loop,
+    throughput grew by less than a quarter of the clients' growth over the nearest lower load in
+    `lower` ("throughput")."""
     a = s.step.attrs
     if a.get("pass") is not None and np.isfinite(_attr_float(a, "pass")):
         s.healthy = int(_attr_float(a, "pass")) == 1
         reason = str(a.get("fail_reason") or "")
         s.why = "" if s.healthy else (reason if reason not in ("", "none") else "failed")
         return
-    slo = _attr_float(a, "slo_ms") / 1000.0
-    reasons = []
-    if slo > 0 and not s.p95 <= slo:
-        reasons.append("latency")
-    # Requests still in service when the step ends are not failures: allow
-    # as many as Little's law expects in the system (throughput x p50) + 1.
-    in_flight = (s.throughput_rps * s.p50 if np.isfinite(s.throughput_rps * s.p50) else 0.0) + 1
-    stuck = max(0.0, s.unfinished - in_flight)
-    if s.n and (s.rejected + stuck) / s.n > 0.01:
-        reasons.append("rejections" if s.rejected >= stuck else "unfinished")
-    if s.loop == "open" and s.offered_rps > 0 and not s.throughput_rps >= 0.9 * s.offered_rps:
-        reasons.append("throughput")
-    if int(_attr_float(a, "timed_out") == 1):
-        reasons.append("timed out")
-    s.healthy = not reasons
-    s.why = ", ".join(reasons)
+    slo_ms = _attr_float(a, "slo_ms")
+    slo_s = (slo_ms if slo_ms > 0 else 1000.0) / 1000.0
+    why = ""
+    if s.rejected_all > 0:
+        why = "rejections"
+    elif _attr_float(a, "timed_out") == 1 or s.unfinished_all > 0:
+        why = "latency"
+    elif s.done > 0 and s.p95 > slo_s:
+        why = "latency"
+    elif s.loop != "closed":
+        shortfall = s.n - s.done_in_window
+        if s.n > 0 and shortfall > max(0.1 * s.n, 2 * np.sqrt(s.n)):
+            why = "throughput"
+    else:
+        below = [q for q in lower if q.load < s.load]
+        ref = max(below, key=lambda q: q.load) if below else None
+        if ref is not None and ref.completed_rps > 0:
+            load_gain, tput_gain = s.load / ref.load - 1, s.completed_rps / ref.completed_rps - 1
+            # Less than a quarter of the proportional gain: the clients are only queueing.
+            if tput_gain < 0.25 * load_gain:
+                why = "throughput"
+    s.healthy = not why
+    s.why = why
 
 
 def load_analysis(run: Run) -> tuple[list[LoadStepStats], Saturation | None]:
     """Per-step statistics (warm-up excluded) and the saturation point.
 
-    A step's verdict is its own `pass` attribute when the file has one.
-    Otherwise a step is healthy when its p95 latency meets the SLO (if one is
-    set), at most 1 % of its requests were rejected or left unfinished (beyond
-    the throughput x median latency + 1 that may still be in service when the
-    step ends), it did not time out and (open loop) it completed at least 90 %
-    of the offered rate. The saturation point comes from the /load attributes
-    when present; otherwise it is the highest load before the first unhealthy
-    step.
+    A step's verdict is its own `pass` attribute when the file has one, else the
+    rule wulfbench applies when it writes one (judge_step). The saturation point
+    comes from the /load attributes when present; otherwise it is the highest
+    load before the first unhealthy step.
     """
     steps = sorted((load_step_stats(s) for s in run.load_steps), key=lambda s: s.load)
-    for s in steps:
-        judge_step(s)
+    for i, s in enumerate(steps):
+        judge_step(s, steps[:i])
     if not steps:
         return steps, None
     loop = steps[0].loop

@@ -205,6 +205,34 @@ def test_load_step_verdict_from_the_file(runs, tmp_path):
     assert s.healthy
 
 
+
+def open_step(n: int, late: int = 0, rejected: int = 0) -> derive.LoadStepStats:
+    """An open-loop step without a verdict of its own: n requests over 10 s at 10 req/s, each answered
+    in 10 ms but the last `late` after the window (within the 5 s SLO), and `rejected` turned away."""
+    from analysis.read.runs import LoadStep
+    t_submit = np.linspace(0, 9.99, n)
+    t_done = t_submit + 0.01
+    t_done[n - late:] = 10.5
+    status = np.zeros(n, dtype=np.int8)
+    status[:rejected] = 1
+    t_done[:rejected] = np.nan
+    attrs = {"loop": "open", "offered_rps": n / 10, "duration_s": 10.0, "warmup_s": 0.0, "slo_ms": 5000.0}
+    return derive.load_step_stats(LoadStep(id="s000", attrs=attrs, data={
+        "t_submit": t_submit, "t_done": t_done, "status": status, "warmup": np.zeros(n, dtype=np.uint8)}))
+
+
+def test_load_step_verdict_without_one_in_the_file_is_wulfbenchs_rule():
+    """bench_load_figures.c: a shortfall fails an open-loop step above max(10 %, 2 sqrt(n)) of its
+    n requests, and a single rejection fails it."""
+    for n, late, healthy in ((100, 20, True), (100, 21, False), (400, 40, True), (400, 41, False)):
+        s = open_step(n, late)
+        derive.judge_step(s)
+        assert (s.healthy, s.why) == (healthy, "" if healthy else "throughput"), (n, late, s.done_in_window)
+    s = open_step(200, rejected=1)
+    derive.judge_step(s)
+    assert not s.healthy and s.why == "rejections"
+
+
 def test_transfer_reductions(runs):
     ec2 = runs["ec2"]
     curve = derive.p2p_curve(ec2, ec2.transfer["pingpong"])

@@ -50,9 +50,10 @@ def test_every_rank_records_its_cpu_time_and_share_and_the_baseline_too(tmp_path
     # the machine was free.
     if (why := load.busy()):
         pytest.skip(f"{why}; medians of cpu_share {shares}, baseline {base_shares:.2f}")
-    # Two ranks on two cores, each polling while it waits: each ran nearly all of its time.
-    assert np.all(shares >= 0.8), share
-    assert base_shares >= 0.8
+    # Two ranks on two cores, each polling while it waits: each ran nearly all of its time, so the
+    # report, which warns below SHARE_WARN, has nothing to say.
+    assert np.all(shares >= cpushare.SHARE_WARN), share
+    assert base_shares >= cpushare.SHARE_WARN
     assert "ran on its core only" not in report_warnings(out, tmp_path)
 
 
@@ -72,8 +73,8 @@ def pinned_fft(out: Path, cpu: str) -> dict[str, float]:
 @pytest.mark.skipif(not shutil.which("taskset"), reason="needs taskset")
 def test_a_core_shared_with_a_busy_loop_reads_about_half_and_the_report_says_why(tmp_path):
     cpu = str(max(os.sched_getaffinity(0)))
-    # The loop is waited for inside the block, so its CPU time counts as this test's own.
-    with MachineLoad(cores=1) as load:
+    # The load on that core alone counts; the loop is waited for inside the block, so it is this test's own.
+    with MachineLoad(cores=1, cpus={int(cpu)}) as load:
         alone = pinned_fft(tmp_path / "a.h5", cpu)
         hog = subprocess.Popen(["taskset", "-c", cpu, "sh", "-c", "while :; do :; done"])
         try:
@@ -86,13 +87,10 @@ def test_a_core_shared_with_a_busy_loop_reads_about_half_and_the_report_says_why
     # Alone and beside the loop are told apart only when nothing else took a share of that core.
     if (why := load.busy()):
         pytest.skip(f"{why}; alone {alone}, beside the loop {shared}")
-    assert alone["cpu_share"] >= 0.8, alone
+    assert alone["cpu_share"] >= cpushare.SHARE_WARN, alone
     assert 0.3 <= shared["cpu_share"] <= 0.7, shared
     # The wall time grew by about the share the loop took; the CPU time is still what the code costs.
     assert shared["t_total"] >= 1.4 * alone["t_total"], (alone, shared)
     assert 0.7 <= shared["t_cpu"] / alone["t_cpu"] <= 1.4, (alone, shared)
-    # The report warns below SHARE_WARN: the run alone is told apart when it reached that share. CI saw
-    # 0.87 alone while a qemu build shared the machine and the load check above passed.
-    if alone["cpu_share"] < cpushare.SHARE_WARN:
-        pytest.skip(f"the run alone had {alone['cpu_share']:.2f} of its core (another job took the rest)")
+    # The report warns below SHARE_WARN, which the run alone reached.
     assert "ran on its core only" not in report_warnings(tmp_path / "a.h5", tmp_path / "alone")

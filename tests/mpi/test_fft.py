@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, error_lines, launcher, mpi_env, run_faults, run_faults_each, run_wb
+from conftest import BIN, MachineLoad, error_lines, launcher, mpi_env, run_faults, run_faults_each, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 
@@ -57,7 +57,6 @@ def test_ranks_write_a_complete_verified_file(tmp_path, np_):
     assert len(inputs) == 3 and all(abs(p - 440) < 44100 / 4096 for p in inputs["peak_hz"])
     v = g["verify"].attrs
     assert v["passed"] == 1 and v["tones_found"] == v["tones_expected"] == 12
-    assert "points" not in r.stdout.lower() or True
     assert "verify" in r.stdout and r.stdout.count(" ok") >= 2
     f.close()
 
@@ -301,13 +300,18 @@ def test_wisdom_from_fftws_own_tool_is_used(tmp_path):
     args = ("--sweep", "files", "--files", "1", "--file-seconds", "1", "--reps", "1", "--warmup", "0",
             "--frame", "4096", "--precision", "single", "--plan", "patient")
     plan_s = {}
-    for name, extra in (("none", ()), ("tool", ("--wisdom", str(w)))):
-        out = tmp_path / f"{name}.h5"
-        r = run_wb(1, "fft", *args, *extra, "-o", str(out), timeout=600)
-        assert r.returncode == 0, r.stderr
-        with h5py.File(out) as f:
-            plan_s[name] = float(np.max(f["fft/p000/t_plan"][()]))
-    # A wisdom hit takes a millisecond or so; PATIENT planning of 4096 points, about a second.
+    with MachineLoad(cores=1) as load:
+        for name, extra in (("none", ()), ("tool", ("--wisdom", str(w)))):
+            out = tmp_path / f"{name}.h5"
+            r = run_wb(1, "fft", *args, *extra, "-o", str(out), timeout=600)
+            assert r.returncode == 0, r.stderr
+            with h5py.File(out) as f:
+                assert f["fft/p000/verify"].attrs["passed"] == 1
+                plan_s[name] = float(np.max(f["fft/p000/t_plan"][()]))
+    # Only the planning time tells a wisdom hit (a millisecond or so) from PATIENT planning of 4096
+    # points (about a second); a rank that waits for its core stretches the first.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; planning took {plan_s}")
     assert plan_s["tool"] < 0.05 * plan_s["none"], plan_s
 
 

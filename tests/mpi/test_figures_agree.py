@@ -4,7 +4,8 @@ held here to the stored figure of a file the program just wrote (issue 32):
 - the slowest rank of each repetition and t_over (derive.base), for every fft schedule;
 - the transfer statistics t_avg, t_min, t_max, t_p95, cv and unstable (derive.transfer), p2p and
   collective;
-- the median's 95 % CI (core/stats.c and derive/stats.py), on a file's samples and on crafted sets.
+- the median's 95 % CI (core/stats.c and derive/stats.py), on a file's samples and on crafted sets;
+- each load step's verdict (bench_load_figures.c and derive.load_steps), open and closed loop.
 """
 from __future__ import annotations
 
@@ -158,3 +159,30 @@ def test_the_c_and_python_medians_and_cis_agree(fft_runs, c_median_ci):
         assert (lo, hi) == (p_lo, p_hi), (list(x), (lo, hi), (p_lo, p_hi))
         assert med == pytest.approx(p_med, rel=1e-15, abs=0), list(x)
         assert cov == pytest.approx(p_cov, rel=1e-9, abs=1e-12), (len(x), cov, p_cov)
+
+
+@pytest.fixture(scope="module")
+def load_runs(tmp_path_factory):
+    """An open and a closed ramp over one 50 ms worker: each brackets its saturation, so it ends on a
+    failing step after passing ones."""
+    d = tmp_path_factory.mktemp("load")
+    out = {}
+    for loop, np_, args in (("open", 2, ("--rates", "8", "--slo-ms", "500")),
+                            ("closed", 3, ("--clients", "1", "--think-ms", "100"))):
+        h5 = d / f"load_{loop}.h5"
+        r = run_wb(np_, "load", *args, "--ramp", "--service-delay-ms", "50", "--seconds", "0.5", "--plan",
+                   "estimate", "--duration", "2", "--warmup-s", "0.3", "-o", str(h5), timeout=150)
+        assert r.returncode == 0, r.stderr
+        out[loop] = open_run(h5)
+    return out
+
+
+@pytest.mark.parametrize("loop", ["open", "closed"])
+def test_the_load_verdict_worked_out_for_old_files_is_the_stored_one(load_runs, loop):
+    run = load_runs[loop]
+    stored = {st.id: (int(st.attrs["pass"]) == 1, str(st.attrs["fail_reason"])) for st in run.load_steps}
+    assert any(ok for ok, _ in stored.values()) and not all(ok for ok, _ in stored.values()), stored
+    dropped = ("pass", "fail_reason", "fail_detail", "completed_rps")
+    old = [replace(st, attrs={k: v for k, v in st.attrs.items() if k not in dropped}) for st in run.load_steps]
+    steps, _ = derive.load_analysis(replace(run, load_steps=old))
+    assert {st.step.id: (st.healthy, st.why or "none") for st in steps} == stored

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from conftest import BIN, MPI_IMPL, ROOT, error_lines, launcher, mpi_env, run_wb
@@ -80,6 +81,19 @@ def finish(p: subprocess.Popen, timeout: float) -> tuple[str, str]:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         pytest.fail(f"the run did not end within {timeout} s")
+
+
+def assert_points_whole(f: h5py.File, reps: int = 10) -> int:
+    """The points a stopped run counts as completed are there whole, p000 on, each with every
+    repetition timed, and at most the one it was in the middle of besides. Returns how many."""
+    n = int(f.attrs["points_completed"])
+    have = sorted(f.get("fft", {}).keys())
+    done = [f"p{k:03d}" for k in range(n)]
+    assert have[:n] == done and len(have) <= n + 1, (n, have)
+    for k in done:
+        t = f["fft"][k]["t_total"][()]
+        assert t.shape == (reps,) and np.all(np.isfinite(t) & (t > 0)), (k, t)
+    return n
 
 
 def wait_for_points(path: Path, n: int, p: subprocess.Popen, wait_s: float = 60) -> None:
@@ -176,7 +190,7 @@ def test_a_kill_before_the_first_point_leaves_a_file_that_opens(tmp_path, rank, 
     path = out if out.exists() else partial
     with h5py.File(path, "r") as f:
         assert f.attrs["status"] in ("running", "interrupted") and f["hosts"].shape == (2,)
-        assert len(f.get("fft", {}).keys()) >= f.attrs["points_completed"]
+        assert_points_whole(f)
 
 
 # --- --timeout is a hard deadline, and a stall ends the run ---------------------------------------
@@ -199,7 +213,7 @@ def test_a_stopped_rank_cannot_hold_the_timeout(tmp_path):
     assert len(lines) == 1 and "--timeout" in lines[0] and "rank 1" in lines[0] and str(out) in lines[0], err
     with h5py.File(out, "r") as f:
         assert f.attrs["status"] == "timeout"
-        assert f.attrs["points_completed"] <= len(f.get("fft", {}).keys())
+        assert_points_whole(f)
 
 
 def test_a_stall_ends_the_run_without_timeout(tmp_path):
@@ -244,8 +258,7 @@ def test_a_signal_closes_the_file_as_interrupted(tmp_path, sig, to):
     if to == "rank0":
         assert_rank0_exit(p, exits, 128 + sig, err)
     with h5py.File(out, "r") as f:
-        assert f.attrs["status"] == "interrupted" and f.attrs["points_completed"] >= 1
-        assert len(f["fft"].keys()) >= f.attrs["points_completed"]
+        assert f.attrs["status"] == "interrupted" and assert_points_whole(f) >= 1
 
 
 def gone(pid: int) -> bool:

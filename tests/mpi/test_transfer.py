@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import FAULTS_BIN, MachineLoad, error_lines, run_faults, run_wb
+from transfer_pairs import EVERY_PAIR, pair_problems
 
 TESTS = ["pingpong", "bw", "bibw", "ring", "barrier", "bcast", "scatter", "gather", "allgather",
          "alltoall", "reduce", "allreduce"]
@@ -226,6 +228,33 @@ def test_pairs_all_matrices_and_its_defaults(tmp_path):
             assert bw[a, b] == pytest.approx(1024 / t_med[1, p])
 
 
+def test_every_pair_at_np3_and_the_check_the_arm_suite_makes(tmp_path):
+    out = tmp_path / "t.h5"
+    r = run_wb(3, *EVERY_PAIR, "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    with h5py.File(out, "r") as f:
+        assert pair_problems(f, 3) == []
+    # A pair measured twice in place of another, a pair without a time, a hole in the map: each named.
+    broken = tmp_path / "b.h5"
+    shutil.copy(out, broken)
+    with h5py.File(broken, "a") as f:
+        g, m = f["transfer/pingpong"], f["transfer/pairs_all"]
+        pairs, t_med, lat = g["pairs"][()], g["t_med"][()], m["latency_s"][()]
+        gone = tuple(int(r) for r in pairs[4])
+        pairs[4] = pairs[3]
+        t_med[1, 2] = np.nan
+        lat[2, 0] = np.nan
+        g["pairs"][...], g["t_med"][...], m["latency_s"][...] = pairs, t_med, lat
+        twice = tuple(int(r) for r in pairs[3])
+        nan_pair = tuple(int(r) for r in pairs[2])
+    with h5py.File(broken, "r") as f:
+        problems = pair_problems(f, 3)
+    assert len(problems) == 3, problems
+    assert f"[{gone}] missing, [{twice}] unexpected" in problems[0], problems
+    assert problems[1].startswith(f"pair {nan_pair[0]}->{nan_pair[1]}: t_med"), problems
+    assert problems[2] == "pairs_all/latency_s not measured for [(2, 0)]", problems
+
+
 def test_pairs_all_default_sizes_in_the_plan(tmp_path):
     r = transfer(3, tmp_path / "t.h5", "--pairs", "all", "--dry-run")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -331,7 +360,8 @@ def test_validated_reductions(tmp_path, np_, dtype, op):
 def test_budget_cuts_repetitions_and_sizes(tmp_path):
     out = tmp_path / "t.h5"
     # Without the budget this asks for minutes: 2000 windows of 64 x 1 MiB, and more.
-    r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:1M", "-i", "2000", "--time-budget", "3")
+    with MachineLoad(cores=2) as load:
+        r = transfer(2, out, "--tests", "pingpong,bw", "-m", "1:1M", "-i", "2000", "--time-budget", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^# estimate: [\d.]+ s of the 3 s budget", r.stdout, re.M)
     assert "# cut to fit: repetitions cut to" in r.stdout
@@ -340,10 +370,14 @@ def test_budget_cuts_repetitions_and_sizes(tmp_path):
         g = f["transfer"]
         assert g.attrs["time_budget_s"] == 3 and g.attrs["estimated_s"] <= 3
         assert "repetitions cut" in g.attrs["cuts"]
-        # Uncut, this is over a minute; a loaded machine may run slower than it probed, so the bound is loose.
-        assert g.attrs["elapsed_s"] < 30
         reps = f["transfer/bw/reps"][:]
         assert np.all(reps >= 1) and np.all(reps < 2000)
+        elapsed_s = float(g.attrs["elapsed_s"])
+    # The plan is priced from a probe of this machine: other work beside the run slows it past the price.
+    if (why := load.busy()):
+        pytest.skip(f"{why}; the run took {elapsed_s:.1f} s of its 3 s budget")
+    # Uncut, this is over a minute.
+    assert elapsed_s < 30, elapsed_s
 
 
 def test_budget_drops_the_largest_sizes_first_then_refuses(tmp_path):

@@ -1066,7 +1066,7 @@ static void test_files(void)
         chmod(locked, 0);
         expect_read_reject(locked, "cannot open: Permission denied");
     } else {
-        printf("# skip: the unreadable-file check needs a non-root user\n");
+        WBTEST_SKIP("an unreadable file: root reads it, the check needs a non-root user");
     }
 
     /* A pipe has no size up front: process substitution such as <(sox ... -t wav -) reads like this. */

@@ -173,7 +173,7 @@ int main(void)
     for (int v = 0; wb_kern_variant_names[v]; v++) {
         const char *name = wb_kern_variant_names[v];
         if (!wb_kern_supported(name)) {
-            printf("# %s: not on this CPU, skipped\n", name);
+            WBTEST_SKIP("the %s kernels against the scalar loops: not on this CPU", name);
             WBTEST_CHECK(wb_kern_select(name) == WB_EUSAGE, "%s is refused on a CPU that lacks it", name);
             continue;
         }

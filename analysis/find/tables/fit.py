@@ -98,10 +98,11 @@ def load_steps(items: list[tuple[Run, list[LoadStepStats]]]) -> Table:
     return Table("load_steps", "Load steps (warm-up requests excluded)", cols, rows,
                  note="Latency is t_done − t_submit of finished requests. The load is the number "
                       "of clients in a closed loop and the offered rate in an open loop. A step's "
-                      "verdict is its own 'pass' attribute when the file has one; otherwise it is "
-                      "healthy when p95 meets the SLO, at most 1 % of requests were rejected or "
-                      "unfinished, it did not time out, and (open loop) it finished ≥ 90 % of the "
-                      "offered rate.")
+                      "verdict is its own 'pass' attribute when the file has one; otherwise wulfbench's "
+                      "own rule: no request rejected or unfinished, no timeout, p95 within the SLO, "
+                      "and no throughput shortfall (open loop: at most max(10 %, 2√n) of the n "
+                      "requests unanswered in the window; closed loop: throughput rising by at "
+                      "least a quarter of the clients' rise).")
 
 
 def saturation(items: list[tuple[Run, Saturation]]) -> Table:
