@@ -518,6 +518,7 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     if (rc == 0 && r->rank == 0) {
         wb_results_lock();
         rc = write_hosts(r);
+        rc = rc ? rc : wb_results_write_ceilings(r);
         /* Flushed before the first point, so a kill at any moment leaves a file that opens. */
         rc = rc ? rc : wb_results_reserve(r);
         if (rc == 0 && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
@@ -539,6 +540,8 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
             wb_results_unlock();
         }
         free(r->hosts);
+        free(r->machines);
+        free(r->machine_of);
         free(r);
         return rc;
     }
@@ -653,6 +656,8 @@ int wb_results_close(struct wb_results **rp, int rc)
     if (rc && crc == 0)
         wb_error_set(rc, "%s", run_msg);
     free(r->hosts);
+    free(r->machines);
+    free(r->machine_of);
     free(r);
     *rp = NULL;
     return rc ? rc : crc;

@@ -21,6 +21,9 @@ struct wb_results {
     char path[PATH_CAP];
     char partial[PATH_CAP + 16];
     struct wb_host *hosts;  /* rank 0: every rank's facts */
+    struct wb_ceiling_machine *machines; /* rank 0: the machines of hosts, grouped by boot_id */
+    int nmachines;
+    int *machine_of;        /* rank 0 [nranks]: each rank's machine */
 };
 
 /* The lock around every HDF5 call (HDF5 is not thread-safe); never held across an MPI call. */
@@ -51,5 +54,9 @@ int wb_results_reserve(struct wb_results *r);
 
 /* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
 void wb_results_host_facts_type(hid_t t);
+
+/* Rank 0, under the lock: group r->hosts into r->machines and write them as /ceilings/machines,
+ * with /ceilings' attributes (how many machines hold more ranks than usable cores). 0 or an error. */
+int wb_results_write_ceilings(struct wb_results *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/ceiling.h"
 #include "core/sysfs.h"
 #include "par/comm.h"
 
@@ -23,6 +24,9 @@
 #ifndef SIOCGIWNAME
 #define SIOCGIWNAME 0x8B01
 #endif
+
+/* Seconds a node's memory copy may take at start-up. */
+#define COPY_BUDGET_S 0.05
 
 #ifndef WB_GIT_REV
 #define WB_GIT_REV "unknown"
@@ -259,5 +263,11 @@ int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5)
     int n = 0;
     int rc = wb_hostfacts_root_addrs(root, &n);
     wb_hostfacts_read(h, root, n, fftw, hdf5);
+    /* One copy per node, by its first rank: the memory bandwidth ceiling, in about COPY_BUDGET_S. */
+    const int *node = wb_comm_node_map(NULL);
+    int me = wb_comm_rank(), first = 1;
+    for (int q = 0; q < me && first; q++)
+        first = node[q] != node[me];
+    h->copy_Bps = first ? wb_ceiling_copy_Bps(COPY_BUDGET_S) : NAN;
     return rc;
 }
