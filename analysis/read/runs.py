@@ -192,6 +192,8 @@ class Run:
     problems: list[str] = field(default_factory=list)
     name: str = ""
     skipped: list[str] = field(default_factory=list)  # the problems that left data out
+    # /ceilings/machines: the hosts grouped by the kernel's boot_id ([] in files before it)
+    machines: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
