@@ -245,26 +245,22 @@ def _transfer_checks(run: Run) -> list[Check]:
     return out
 
 
-def dfft_checks(run: Run, items) -> list[Check]:
-    """Each distributed FFT's GFLOPS (no one-core rate of its kernel is recorded, so no ceiling)
-    and its slowest rank's transpose MB/s against the memory of one machine, or the slowest line
-    rate between machines."""
-    ms = machines(run)
+def dfft_checks(run: Run, items: list[tuple]) -> list[Check]:
+    """Each distributed FFT (items: its DfftStats and its point)'s GFLOPS (no one-core rate of its kernel is recorded, so no ceiling)
+    and its slowest rank's transpose MB/s against the `transpose_Bps_ceiling` the program stored
+    (one machine's memcpy, else twice the slowest line rate)."""
     out = []
-    one = len(ms) == 1
-    mbps = min((m.link_mbps for m in ms), default=-1)
-    ceil = ms[0].copy_Bps if one and ms else 2 * mbps * 1e6 / 8 if mbps > 0 else float("nan")
-    bound = (f"memcpy on {ms[0].name} (one machine)" if one and ms else
-             f"the line rate, {mbps} Mbit/s each way" if mbps > 0 else "unknown (the link reports no speed)")
+    one = len(machines(run)) == 1
     cause = "caches: a rank's blocks fit in a cache" if one else "the clocks, or a link faster than it reports"
-    for d in items:
+    for d, point in items:
         out.append(Check(run.name, f"dfft {d.id}", "GFLOPS", d.gflops, float("nan"),
-                         "none: no one-core rate of this kernel is recorded (run dfft on 1 rank for one)",
-                         False))
+                         "none: no one-core rate of this kernel is recorded", False))
         v = d.transpose_Bps_min
+        ceil = _num(point.attrs.get("transpose_Bps_ceiling"))
         if np.isfinite(v):
-            out.append(Check(run.name, f"dfft {d.id}", "transpose MB/s (slowest rank)", v / 1e6, ceil / 1e6, bound,
-                             bool(np.isfinite(ceil) and v > ceil), cause))
+            out.append(Check(run.name, f"dfft {d.id}", "transpose MB/s (slowest rank)", v / 1e6, ceil / 1e6,
+                             ("memcpy on one machine" if one else "twice the slowest line rate")
+                             if np.isfinite(ceil) else "none recorded", bool(np.isfinite(ceil) and v > ceil), cause))
     return out
 
 

@@ -36,7 +36,7 @@ def ceiling_findings(ctx) -> CeilingFindings:
     checks: list[ceilings.Check] = []
     for run in ctx.runs:
         checks += ceilings.run_checks(run)
-        checks += ceilings.dfft_checks(run, [derive.dfft_stats(run, d, model.node_count(run))
+        checks += ceilings.dfft_checks(run, [(derive.dfft_stats(run, d, model.node_count(run)), d)
                                              for d in ctx.extra[run.name].dfft])
     for run, _steps, sat in ctx.loads:
         checks += ceilings.load_checks(run, sat)

@@ -195,3 +195,14 @@ int wb_ceiling_oversubscribed(const struct wb_ceiling_machine *m)
 {
     return m->cores_usable > 0 && m->ranks > m->cores_usable;
 }
+
+double wb_ceiling_exchange_Bps(const struct wb_ceiling_machine *m, int n)
+{
+    if (n == 1)
+        return m[0].copy_Bps;
+    int mbps = -1;
+    for (int i = 0; i < n; i++)
+        if (m[i].link_mbps > 0 && (mbps < 0 || m[i].link_mbps < mbps))
+            mbps = m[i].link_mbps;
+    return n > 1 && mbps > 0 ? 2.0 * mbps * 1e6 / 8 : NAN;
+}

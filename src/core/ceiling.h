@@ -43,6 +43,10 @@ struct wb_ceiling_machine {
 int wb_ceiling_machines(const struct wb_host *hosts, int n, struct wb_ceiling_machine *out, int cap,
                         int *machine_of);
 
+/* Bytes per second a rank's exchange with every other rank (a transpose: both ways at once) cannot
+ * pass on machines m[n]: one machine's memcpy, or twice the slowest line rate; NaN unknown. Pure. */
+double wb_ceiling_exchange_Bps(const struct wb_ceiling_machine *m, int n);
+
 /* A machine holds more ranks than it has usable cores. */
 int wb_ceiling_oversubscribed(const struct wb_ceiling_machine *m);
 

@@ -106,11 +106,16 @@ def test_sixteen_ranks_on_this_machine_hold_every_rate_to_its_ceiling(tmp_path):
                  "--power", "none"),
     }
     crowded = (os.cpu_count() or 1) < 16
+    # stdout holds each rate to its ceiling too: the line under each fft and dfft row, each p2p table.
+    said = {"fft": "#      ceiling: ", "transfer": "#   ceiling: ", "dfft": "#      ceiling: MB/s/rank"}
     for name, args in cmds.items():
         r = run_wb(16, *args, "-o", str(runs / f"{name}.h5"), timeout=180)
         assert r.returncode == 0, (name, r.stderr)
         # Named before any figure: the first line of stdout.
         assert r.stdout.startswith("# OVERSUBSCRIBED:") == crowded, (name, r.stdout[:300])
+        if name in said:
+            lines = [l for l in r.stdout.splitlines() if l.startswith(said[name]) or "ABOVE THE CEILING" in l]
+            assert lines, (name, r.stdout)
     report = tmp_path / "report"
     p = subprocess.run([PYTHON, "-m", "analysis.report", str(runs), "-o", str(report), "-q"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
