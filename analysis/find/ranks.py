@@ -97,7 +97,8 @@ def ranks_findings(ctx) -> RanksFindings:
         names = [f"{r.host} (rank {r.rank}): {r.reason}" for r in ranks if r.straggler]
         status = "" if pick.usable else f" — this point is {pick.status}"
         if names:
-            text = f"{bold(run.name)} at {desc}{status}: stragglers " + "; ".join(names) + "."
+            shown_names = names if len(names) <= 3 else names[:3] + [f"and {len(names) - 3} more (the table below)"]
+            text = f"{bold(run.name)} at {desc}{status}: stragglers " + "; ".join(shown_names) + "."
             finds.append((run.name, straggler_find(run, pick.point.id, names)))
         else:
             text = f"{bold(run.name)} at {desc}{status}: no straggler."

@@ -63,8 +63,9 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
     return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s, wb_results_abandon));
 }
 
-/* Rank 0: before any figure, each machine that holds more ranks than the cores they may use. */
-static void print_oversubscribed(const struct wb_results *res)
+/* Rank 0: before any figure, each machine that holds more ranks than the cores they may use; on
+ * stderr when the subcommand's stdout is CSV or JSON. */
+static void print_oversubscribed(const struct wb_results *res, int to_stderr)
 {
     int n = 0;
     const struct wb_ceiling_machine *m = wb_results_machines(res, &n, NULL);
@@ -74,12 +75,17 @@ static void print_oversubscribed(const struct wb_results *res)
         char quota[64] = "";
         if (!isnan(m[i].cpu_quota))
             snprintf(quota, sizeof quota, ", a cgroup quota of %.2f CPUs", m[i].cpu_quota);
-        wb_report_printf("# OVERSUBSCRIBED: %s (%d node%s) runs %d ranks on %d usable core%s (%d online%s): ranks "
-                         "take turns, so per-rank phase times include the wait for a core, and no rate can pass "
-                         "what %d core%s do\n",
-                         m[i].name, m[i].nodes, m[i].nodes == 1 ? "" : "s", m[i].ranks, m[i].cores_usable,
-                         m[i].cores_usable == 1 ? "" : "s", m[i].cores, quota, m[i].cores_usable,
-                         m[i].cores_usable == 1 ? "" : "s");
+        char line[512];
+        snprintf(line, sizeof line,
+                 "OVERSUBSCRIBED: %s (%d node%s) runs %d ranks on %d usable core%s (%d online%s): ranks take turns, "
+                 "so per-rank phase times include the wait for a core, and no rate can pass what %d core%s do",
+                 m[i].name, m[i].nodes, m[i].nodes == 1 ? "" : "s", m[i].ranks, m[i].cores_usable,
+                 m[i].cores_usable == 1 ? "" : "s", m[i].cores, quota, m[i].cores_usable,
+                 m[i].cores_usable == 1 ? "" : "s");
+        if (to_stderr)
+            wb_report_warn("%s", line);
+        else
+            wb_report_printf("# %s\n", line);
     }
 }
 
@@ -100,8 +106,7 @@ static int run(struct wb_options *o)
         wb_power_close();
         return rc;
     }
-    if (!(o->sub->stdout_taken && o->sub->stdout_taken(o)))
-        print_oversubscribed(res);
+    print_oversubscribed(res, o->sub->stdout_taken && o->sub->stdout_taken(o));
     rc = wb_power_start(res);
     rc = rc ? rc : o->sub->run(o, res);
     wb_power_close();
