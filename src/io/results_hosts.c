@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/sysinfo.h"
 
@@ -67,6 +68,20 @@ static int attr_i64(hid_t obj, const char *name, int64_t v)
     return ok ? 0 : -1;
 }
 
+static int attr_text(hid_t obj, const char *name, const char *v)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(v) + 1);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    int ok = a >= 0 && H5Awrite(a, t, v) >= 0;
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(sp);
+    H5Tclose(t);
+    return ok ? 0 : -1;
+}
+
 int wb_results_write_ceilings(struct wb_results *r)
 {
     if (r->rank != 0 || r->err)
@@ -92,6 +107,8 @@ int wb_results_write_ceilings(struct wb_results *r)
     hid_t d = H5Dcreate2(g, "machines", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int ok = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->machines) >= 0;
     ok = ok && attr_i64(g, "oversubscribed_machines", over) == 0;
+    ok = ok && attr_text(d, "units", "nodes, ranks, cores, cores_usable: count; cpu_quota: CPUs; copy_Bps: B/s; "
+                                     "link_mbps: Mbit/s") == 0;
     /* A storage ceiling comes from a `wulfbench io` result where there is one; none is measured here. */
     ok = ok && attr_i64(g, "storage_measured", 0) == 0;
     if (d >= 0)

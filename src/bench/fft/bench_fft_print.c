@@ -96,8 +96,9 @@ void wb_fftb_print_header(const struct wb_fftb_ctx *c)
     wb_report_printf("# times in ms: per repetition the slowest rank's t_dist, t_comp and t_gather (t_fft: the longest), and\n"
                      "# t_over = t_total - t_dist - t_comp - t_gather (negative where phases overlap); each column is\n"
                      "# the median over repetitions, so the columns add up per repetition, not as printed.\n"
-                     "# kB/s = audio bytes / 1000 / median t_total; GFLOPS = flops of every rank / median span from\n"
-                     "# the first rank's first transform to the last rank's last, on clocks aligned to realtime\n");
+                     "# kB/s = audio bytes / 1000 / median t_total\n"
+                     "# GFLOPS = flops of every rank / median span from the first rank's first transform to the last\n"
+                     "# rank's last, on clocks aligned to realtime\n");
     wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario",
                      "files", "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather",
                      "t_over", "t_total", "kB/s", "GFLOPS", "verify");
