@@ -4,7 +4,6 @@
 
 #include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/sysinfo.h"
 
@@ -57,31 +56,6 @@ static hid_t machine_type(void)
     return t;
 }
 
-static int attr_i64(hid_t obj, const char *name, int64_t v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, H5T_NATIVE_INT64, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int ok = a >= 0 && H5Awrite(a, H5T_NATIVE_INT64, &v) >= 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return ok ? 0 : -1;
-}
-
-static int attr_text(hid_t obj, const char *name, const char *v)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(v) + 1);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    int ok = a >= 0 && H5Awrite(a, t, v) >= 0;
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
-    return ok ? 0 : -1;
-}
-
 int wb_results_write_ceilings(struct wb_results *r)
 {
     if (r->rank != 0 || r->err)
@@ -106,17 +80,20 @@ int wb_results_write_ceilings(struct wb_results *r)
     hid_t sp = H5Screate_simple(1, dims, NULL);
     hid_t d = H5Dcreate2(g, "machines", t, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     int ok = d >= 0 && H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, r->machines) >= 0;
-    ok = ok && attr_i64(g, "oversubscribed_machines", over) == 0;
-    ok = ok && attr_text(d, "units", "nodes, ranks, cores, cores_usable: count; cpu_quota: CPUs; copy_Bps: B/s; "
-                                     "link_mbps: Mbit/s") == 0;
-    /* A storage ceiling comes from a `wulfbench io` result where there is one; none is measured here. */
-    ok = ok && attr_i64(g, "storage_measured", 0) == 0;
     if (d >= 0)
         H5Dclose(d);
     H5Sclose(sp);
     H5Tclose(t);
     H5Gclose(g);
-    return ok ? 0 : wb_results_h5fail(r, "dataset", "/ceilings/machines");
+    if (!ok)
+        return wb_results_h5fail(r, "dataset", "/ceilings/machines");
+    int64_t none = 0;
+    int rc = wb_results_attr_held(r, "/ceilings", "oversubscribed_machines", H5T_NATIVE_INT64, &over);
+    /* A storage ceiling comes from a `wulfbench io` result where there is one; none is measured here. */
+    rc = rc ? rc : wb_results_attr_held(r, "/ceilings", "storage_measured", H5T_NATIVE_INT64, &none);
+    return rc ? rc : wb_results_attr_str_held(r, "/ceilings/machines", "units",
+                                              "nodes, ranks, cores, cores_usable: count; cpu_quota: CPUs; "
+                                              "copy_Bps: B/s; link_mbps: Mbit/s");
 }
 
 const struct wb_ceiling_machine *wb_results_machines(const struct wb_results *r, int *n, const int **machine_of)

@@ -52,6 +52,11 @@ void wb_results_freeze(struct wb_results *r);
 /* Allocate the file's blocks up to its end of allocation, so a full disk fails before a flush. */
 int wb_results_reserve(struct wb_results *r);
 
+/* Rank 0, the lock held: write (or replace) attribute name of object obj, of HDF5 type with value, or
+ * a UTF-8 string; 0 or the sticky error. */
+int wb_results_attr_held(struct wb_results *r, const char *obj, const char *name, hid_t type, const void *value);
+int wb_results_attr_str_held(struct wb_results *r, const char *obj, const char *name, const char *value);
+
 /* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
 void wb_results_host_facts_type(hid_t t);
 
