@@ -168,7 +168,7 @@ int wb_ceiling_machines(const struct wb_host *hosts, int n, struct wb_ceiling_ma
             snprintf(m->boot_id, sizeof m->boot_id, "%s", h->boot_id);
             m->cores = h->cores;
             m->cores_usable = h->cores_usable;
-            m->cpu_quota = h->cpu_quota;
+            m->cpu_quota = 0;
             m->copy_Bps = NAN;
             m->link_mbps = h->link_mbps;
         }
@@ -178,7 +178,12 @@ int wb_ceiling_machines(const struct wb_host *hosts, int n, struct wb_ceiling_ma
             continue;
         struct wb_ceiling_machine *m = &out[i];
         m->ranks++;
-        m->nodes += !node_seen(hosts, r);
+        int first = !node_seen(hosts, r);
+        m->nodes += first;
+        /* Nodes of one machine each in a cgroup of its own (an emulated cluster's --cpu-share): their
+         * quotas add up; one node without a quota leaves the machine without one. */
+        if (first)
+            m->cpu_quota += h->cpu_quota;
         /* Nodes of one machine in cgroups of their own: the most any of them may use, and never more
          * than the machine's cores. */
         if (h->cores_usable > m->cores_usable)
@@ -187,6 +192,13 @@ int wb_ceiling_machines(const struct wb_host *hosts, int n, struct wb_ceiling_ma
             m->copy_Bps = h->copy_Bps;
         if (h->link_mbps > 0 && (m->link_mbps <= 0 || h->link_mbps < m->link_mbps))
             m->link_mbps = h->link_mbps;
+    }
+    for (int i = 0; i < nm; i++) {
+        struct wb_ceiling_machine *m = &out[i];
+        if (!isnan(m->cpu_quota) && m->cpu_quota > 0) {
+            int32_t q = (int32_t)ceil(m->cpu_quota - 1e-9);
+            m->cores_usable = m->cores > 0 && q > m->cores ? m->cores : q;
+        }
     }
     return nm;
 }

@@ -32,8 +32,9 @@ struct wb_ceiling_machine {
     int32_t nodes;          /* distinct nodes (hostnames) on it */
     int32_t ranks;          /* ranks on it */
     int32_t cores;          /* online cores */
-    int32_t cores_usable;   /* cores a rank may use (affinity, cgroup quota); -1 unknown */
-    double cpu_quota;       /* CPUs the quota allows, NaN when unlimited */
+    int32_t cores_usable;   /* cores its ranks may use: the most any may (affinity, quota), or, where
+                             * every node has a quota of its own, their sum rounded up; -1 unknown */
+    double cpu_quota;       /* CPUs its nodes' quotas allow together, NaN when one is unlimited */
     double copy_Bps;        /* the best copy bandwidth any of its nodes measured */
     int32_t link_mbps;      /* the slowest link speed of its nodes toward rank 0, -1 unknown */
 };

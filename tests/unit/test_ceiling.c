@@ -54,6 +54,20 @@ int main(void)
     WBTEST_CHECK(n == 2 && isnan(m[0].copy_Bps) && isnan(wb_ceiling_exchange_Bps(m, 2)),
                  "no boot_id: one machine per host name; no memcpy and no link speed: no ceiling");
 
+    /* Four nodes of one 4-core machine, each in a cgroup of half a CPU: together 2 cores. */
+    for (int r = 0; r < 4; r++) {
+        host(&hs[r], r, r, names[r], "cccc", 4, 1, NAN, -1);
+        hs[r].cpu_quota = 0.5;
+    }
+    n = wb_ceiling_machines(hs, 4, m, 4, of);
+    WBTEST_CHECK(n == 1 && m[0].cpu_quota == 2.0 && m[0].cores_usable == 2 && wb_ceiling_oversubscribed(&m[0]),
+                 "nodes' quotas add up: 4 x 0.5 CPU is 2 usable cores for 4 ranks (%g, %d)", m[0].cpu_quota,
+                 m[0].cores_usable);
+    hs[3].cpu_quota = NAN;
+    n = wb_ceiling_machines(hs, 4, m, 4, of);
+    WBTEST_CHECK(isnan(m[0].cpu_quota) && m[0].cores_usable == 1,
+                 "one node without a quota: no machine quota, the most any rank may use (%d)", m[0].cores_usable);
+
     /* A quota of 1.5 CPUs allows 2 cores at once, never more than are online. */
     int32_t usable = wb_ceiling_cores_usable(64, 1.5);
     WBTEST_CHECK(usable >= 1 && usable <= 2, "a 1.5-CPU quota: at most 2 usable cores (%d)", (int)usable);
