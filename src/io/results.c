@@ -494,6 +494,8 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     r->file = H5I_INVALID_HID;
     r->rank = wb_comm_rank();
     r->nranks = wb_comm_size();
+    /* Before the file exists: the copy is no part of any window the run shows. */
+    wb_hostfacts_copy_Bps();
     int rc = 0;
     if (r->rank == 0) {
         wb_results_lock();
