@@ -10,7 +10,7 @@ from ..read.runs import Run
 from .common import as_float, as_int
 
 # More lines of one kind than this become one line, and the detail goes to the table.
-GATHER_OVER = 2
+GATHER_OVER = 3
 
 DETAIL = "Read first, in detail"
 

@@ -88,17 +88,27 @@ double wb_ceiling_cpu_quota(void)
 int32_t wb_ceiling_cores_usable(int32_t online, double quota)
 {
     int32_t n = online;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int32_t mine = (int32_t)CPU_COUNT(&set);
-        n = n <= 0 || mine < n ? mine : n;
-    }
     if (!isnan(quota) && quota > 0) {
         int32_t q = (int32_t)ceil(quota - 1e-9);
         n = n <= 0 || q < n ? q : n;
     }
     return n > 0 ? n : -1;
+}
+
+uint64_t wb_ceiling_cpu_mask(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 0;
+    uint64_t mask = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            if (c > 63)
+                return 0;
+            mask |= UINT64_C(1) << c;
+        }
+    return mask;
 }
 
 static double now_s(void)
@@ -199,6 +209,17 @@ int wb_ceiling_machines(const struct wb_host *hosts, int n, struct wb_ceiling_ma
             int32_t q = (int32_t)ceil(m->cpu_quota - 1e-9);
             m->cores_usable = m->cores > 0 && q > m->cores ? m->cores : q;
         }
+        /* The CPUs its ranks may run on together: the union of their affinity masks. */
+        uint64_t all = 0;
+        int known = 1;
+        for (int r = 0; r < n; r++)
+            if (machine_of ? machine_of[r] == i : find_machine(out, nm, &hosts[r]) == i) {
+                known = known && hosts[r].cpu_mask;
+                all |= hosts[r].cpu_mask;
+            }
+        int32_t cpus = known ? (int32_t)__builtin_popcountll(all) : -1;
+        if (cpus > 0 && (m->cores_usable <= 0 || cpus < m->cores_usable))
+            m->cores_usable = cpus;
     }
     return nm;
 }

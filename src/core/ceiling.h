@@ -17,9 +17,13 @@ void wb_ceiling_boot_id(char *out, size_t cap);
  * quota over period, or NaN when unlimited or unknown. Local. */
 double wb_ceiling_cpu_quota(void);
 
-/* Cores this process may run on at once: online cores, cut to its affinity mask and to the quota
- * rounded up; -1 when none is known. Local. */
+/* Cores a machine's processes may run on at once: online cores, cut to the quota rounded up; -1 when
+ * none is known. A rank's own affinity is left out: MPI binds each rank to a core, and the ranks of a
+ * machine together may use the union of their masks (wb_ceiling_cpu_mask). Local. */
 int32_t wb_ceiling_cores_usable(int32_t online, double quota);
+
+/* The CPUs 0..63 this process may run on, as bits; 0 when unknown or when a CPU above 63 is in it. */
+uint64_t wb_ceiling_cpu_mask(void);
 
 /* Bytes per second of the best of short memcpy runs over two buffers larger than most caches (bytes
  * read + written, as STREAM's Copy counts), within about budget_s; NaN when out of memory. Local. */

@@ -191,6 +191,7 @@ void wb_sysinfo_read(struct wb_host *h)
     wb_ceiling_boot_id(h->boot_id, sizeof h->boot_id);
     h->cpu_quota = wb_ceiling_cpu_quota();
     h->cores_usable = wb_ceiling_cores_usable(h->cores, h->cpu_quota);
+    h->cpu_mask = wb_ceiling_cpu_mask();
     h->copy_Bps = NAN;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     h->mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : -1;

@@ -34,7 +34,8 @@ struct wb_host {
     /* The ceilings (core/ceiling.h): nodes with one boot_id share one machine's cores. */
     char boot_id[40];       /* the kernel's boot_id, "" unknown */
     double cpu_quota;       /* CPUs the cgroup quota allows, NaN unlimited */
-    int32_t cores_usable;   /* cores this process may use (affinity, quota), -1 unknown */
+    int32_t cores_usable;   /* online cores, cut to the cgroup quota rounded up; -1 unknown */
+    uint64_t cpu_mask;      /* the CPUs 0..63 this process may run on (its affinity), 0 unknown */
     double copy_Bps;        /* the node's memcpy bandwidth (bytes read + written per s), NaN not measured */
 };
 

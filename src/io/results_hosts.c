@@ -37,6 +37,7 @@ void wb_results_host_facts_type(hid_t t)
     STR_MEMBER(t, boot_id);
     H5Tinsert(t, "cpu_quota", HOFFSET(struct wb_host, cpu_quota), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "cores_usable", HOFFSET(struct wb_host, cores_usable), H5T_NATIVE_INT32);
+    H5Tinsert(t, "cpu_mask", HOFFSET(struct wb_host, cpu_mask), H5T_NATIVE_UINT64);
     H5Tinsert(t, "copy_Bps", HOFFSET(struct wb_host, copy_Bps), H5T_NATIVE_DOUBLE);
 }
 

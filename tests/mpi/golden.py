@@ -46,7 +46,7 @@ MASKED_FIELDS = {"t_start", "t_end", "hostname", "cpu_model", "cores", "mem_byte
 # machine's, so neither named nor compared.
 ADDED_FIELDS = {"governor", "freq_min_mhz", "freq_max_mhz", "iface", "iface_kind", "link_mbps", "mtu", "git_rev",
                 "mpi_library", "fftw_version", "hdf5_version", "model", "arch",
-                "boot_id", "cpu_quota", "cores_usable", "copy_Bps"}
+                "boot_id", "cpu_quota", "cores_usable", "cpu_mask", "copy_Bps"}
 # Per-rank counts the dynamic schedule shares out by who asks first: only their sum is fixed (and
 # its timeline only in its fields).
 PER_RANK = {"bytes_in", "bytes_out", "flops", "frames"}

@@ -68,6 +68,19 @@ int main(void)
     WBTEST_CHECK(isnan(m[0].cpu_quota) && m[0].cores_usable == 1,
                  "one node without a quota: no machine quota, the most any rank may use (%d)", m[0].cores_usable);
 
+    /* MPI binds each rank to a core of its own: together they still have both cores. In a container
+     * held to CPU 0 both ranks have that one. */
+    host(&hs[0], 0, 0, "box", "dddd", 2, 2, NAN, -1);
+    host(&hs[1], 1, 0, "box", "dddd", 2, 2, NAN, -1);
+    hs[0].cpu_mask = 1, hs[1].cpu_mask = 2;
+    n = wb_ceiling_machines(hs, 2, m, 2, of);
+    WBTEST_CHECK(m[0].cores_usable == 2 && !wb_ceiling_oversubscribed(&m[0]),
+                 "ranks bound to a core each: the union of their masks, 2 cores (%d)", m[0].cores_usable);
+    hs[1].cpu_mask = 1;
+    n = wb_ceiling_machines(hs, 2, m, 2, of);
+    WBTEST_CHECK(m[0].cores_usable == 1 && wb_ceiling_oversubscribed(&m[0]),
+                 "both held to CPU 0: 1 usable core, oversubscribed (%d)", m[0].cores_usable);
+
     /* A quota of 1.5 CPUs allows 2 cores at once, never more than are online. */
     int32_t usable = wb_ceiling_cores_usable(64, 1.5);
     WBTEST_CHECK(usable >= 1 && usable <= 2, "a 1.5-CPU quota: at most 2 usable cores (%d)", (int)usable);
