@@ -130,7 +130,11 @@ def point_stats(run: Run, point: FftPoint) -> PointStats:
     with np.errstate(all="ignore"):
         kbps = point.input_bytes / 1000.0 / total.median if total.median > 0 else float("nan")
         flops = float(np.nansum(point.flops)) if not np.all(np.isnan(point.flops)) else float("nan")
-        gflops = flops / fft_med / 1e9 if fft_med > 0 else float("nan")
+        # The program's figure over the span of every rank's transforms (docs/reading.md, "GFLOPS");
+        # files before it: flops over the longest rank's t_fft, which overstates ranks that took turns.
+        stored = point.attrs.get("gflops")
+        gflops = (float(stored) if stored is not None else
+                  flops / fft_med / 1e9 if fft_med > 0 else float("nan"))
     usable = True
     if run.invalid:
         status, usable = "INVALID (run failed verification)", False

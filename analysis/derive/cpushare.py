@@ -59,6 +59,10 @@ def warnings(path: Path) -> list[str]:
            "held it back, or the hypervisor gave it to another guest (steal)")
     if low:
         names = ", ".join(f"rank {q}" + (f" ({hosts[q]})" if q in hosts else "") for q in sorted(low))
+        if len(low) > 4:
+            on = sorted({hosts.get(q, "?") for q in low})
+            names = (f"{len(low)} ranks on {len(on)} node{'s' if len(on) > 1 else ''} ("
+                     + ", ".join(on[:3]) + (", ..." if len(on) > 3 else "") + ")")
         every = [m for ms in low.values() for m in ms]
         who = "they" if len(low) > 1 else "it"
         out.append(f"{names} ran on {'their cores' if len(low) > 1 else 'its core'} only {_span(every)} "

@@ -67,6 +67,11 @@ def unstable_points(net: records.Net) -> dict[str, str]:
 def warnings(path: Path) -> list[str]:
     """One line per node and point above RETRANS_WARN: "pi3: 2.1% of segments retransmitted during
     p004; its pingpong p95 is 40x its median". [] for files without net data."""
+    return [line for line, _row in warning_rows(path)]
+
+
+def warning_rows(path: Path) -> list[tuple[str, NodeNet]]:
+    """warnings(path), each line with the node's counters it was made from."""
     try:
         net = records.net(path)
     except OSError:
@@ -92,7 +97,7 @@ def warnings(path: Path) -> list[str]:
         if n.drops > 0:
             line += f"; {n.drops} packets dropped or in error on " + ("its interfaces" if n.summed
                                                                           else "its link")
-        out.append(line)
+        out.append((line, n))
     return out
 
 

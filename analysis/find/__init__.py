@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from . import buys, tables, whatif
-from ..derive import hardware, scaling
+from ..derive import ceilings as derive_ceilings, hardware, scaling
 from .. import derive
 from ..derive import energy
 from ..read import point_detail
@@ -28,6 +28,7 @@ from ..derive import Comparison, PointStats
 from ..read.runs import Run
 from .tables import Table
 from .common import as_float, as_int, bold, colours
+from .ceilings import CeilingFindings, ceiling_findings, detail_table
 from .fft import FftFindings, PipelineFindings, fft_findings, pipeline_findings
 from .forecast import ForecastFindings, forecast_findings
 from .notices import run_notices
@@ -84,6 +85,8 @@ class Findings:
     load: LoadFindings | None = None
     energy_page: EnergyFindings | None = None
     study: Table | None = None
+    ceilings: CeilingFindings | None = None
+    read_first_detail: Table | None = None  # the warnings Read first gathered into one line each
     # the lines above the sections, in one fixed order whatever the sections' order
     warnings: tuple[str, ...] = ()  # "Read first"
     notes: tuple[str, ...] = ()
@@ -156,15 +159,22 @@ def _sections(ctx: Findings) -> Findings:
         fft=fft_findings(ctx), pipeline=pipeline_findings(ctx), speedup=speedup_findings(ctx),
         ranks=ranks_findings(ctx), transfer=transfer_findings(ctx), dfft=dfft_findings(ctx),
         scaling=scaling_findings(ctx), storage=storage_findings(ctx), forecast=forecast_findings(ctx), load=load_findings(ctx),
-        energy_page=energy_findings(ctx), study=tables.study(study_rows(ctx)))
-    warnings = list(ctx.energy.warnings)
+        energy_page=energy_findings(ctx), study=tables.study(study_rows(ctx)),
+        ceilings=ceiling_findings(ctx))
+    # A run on more ranks than cores says so before any other line: every figure below depends on it.
+    warnings = derive_ceilings.oversubscription_lines(list(ctx.runs))
+    warnings += list(ctx.energy.warnings)
     warnings += [f"The baseline {bold(b.name)} failed verification: no cross-run speedup is "
                  "computed against it." for b in ctx.baselines if b.invalid]
     notes: list[str] = []
+    detail: list[dict] = []
     for run in ctx.runs:
-        more_warnings, more_notes = run_notices(ctx, run)
+        more_warnings, more_notes, more_detail = run_notices(ctx, run)
         warnings += more_warnings
         notes += more_notes
+        detail += more_detail
+    parts["read_first_detail"] = detail_table(detail)
+    warnings += parts["ceilings"].warnings
     warnings += parts["speedup"].warnings + parts["transfer"].warnings + parts["dfft"].warnings
     warnings += parts["storage"].warnings
     notes += list(ctx.cross_notes) + list(parts["ranks"].notes) + list(parts["transfer"].notes)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import derive
-from ..derive import model, readiness, stats
+from ..derive import ceilings, model, readiness, stats
 from ..read import point_detail
 from . import tables
 from ..derive import PointStats
@@ -69,14 +69,19 @@ def fft_findings(ctx) -> FftFindings:
     for run in ctx.runs:
         if (plan := readiness.planning_line(run.path)):
             planning.append((run.name, plan))
-        usable = [s for s in ctx.stats[run.name] if s.usable]
+        # A figure above its ceiling is never a finding (docs/reading.md, "Ceilings").
+        above = ceilings.above_ids(run)
+        usable = [s for s in ctx.stats[run.name] if s.usable and s.point.id not in above]
         if not usable:
             continue
         best = max(usable, key=lambda s: s.kBps if np.isfinite(s.kBps) else -1)
         top = max(usable, key=lambda s: s.gflops if np.isfinite(s.gflops) else -1)
+        ceiling = as_float(top.point.attrs.get("gflops_ceiling"))
+        of = f", {100 * top.gflops / ceiling:.0f} % of its ceiling {ceiling:.3g}" if np.isfinite(ceiling) else ""
+        left = f" ({len(above)} point(s) above the ceiling left out)" if above else ""
         finds.append((run.name, f"best processing rate {best.kBps:,.0f} kB/s at {x_text(best)}; "
                                 f"peak {top.gflops:.3g} GFLOPS ({top.gflops_per_rank:.3g} per compute "
-                                f"rank, p={top.point.p})."))
+                                f"rank, p={top.point.p}{of}){left}."))
     return FftFindings(without, items, no_usable, tables.phase_stack(list(items), _overlaps(ctx)),
                        tables.fft_points(list(items)), tuple(planning), tuple(finds))
 

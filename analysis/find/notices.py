@@ -9,11 +9,44 @@ from .common import bold
 from ..read.runs import Run
 from .common import as_float, as_int
 
+# More lines of one kind than this become one line, and the detail goes to the table.
+GATHER_OVER = 3
 
-def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
-    """(warnings, notes) about one run."""
+DETAIL = "Read first, in detail"
+
+
+def _retransmits(run: Run, tag: str) -> tuple[list[str], list[dict]]:
+    """The retransmission warnings: each node and point its own line when there are few; else one
+    line (how many nodes and points, the worst with its figure), every one a row of the detail."""
+    rows = netfaults.warning_rows(run.path)
+    detail = [{"run": run.name, "kind": "retransmitted segments", "node": n.host, "point": n.point,
+               "figure": n.rate, "line": line} for line, n in rows]
+    if len(rows) <= GATHER_OVER:
+        return [f"{tag}: {line}" for line, _n in rows], []
+    line, worst = max(rows, key=lambda r: r[1].rate if np.isfinite(r[1].rate) else -1)
+    nodes = len({n.host for _l, n in rows})
+    points = len({n.point for _l, n in rows})
+    return [f"{tag}: {nodes} node(s) retransmitted TCP segments in {points} point(s) ({len(rows)} "
+            f"node-points over {netfaults.pct(netfaults.RETRANS_WARN)}, or on a point the report calls "
+            f"unstable); the worst, {line}. Every one is in the table \"{DETAIL}\" (Per rank)."], detail
+
+
+def _gathered(run: Run, tag: str, kind: str, lines: list[str]) -> tuple[list[str], list[dict]]:
+    """Lines of one kind: as they are when few, else the first and how many more, the rest in the
+    detail table."""
+    detail = [{"run": run.name, "kind": kind, "node": "", "point": "", "figure": float("nan"),
+               "line": line} for line in lines]
+    if len(lines) <= GATHER_OVER:
+        return [f"{tag}: {line}" for line in lines], []
+    return [f"{tag}: {len(lines)} {kind} warnings; the first: {lines[0]}. Every one is in the table "
+            f"\"{DETAIL}\" (Per rank)."], detail
+
+
+def run_notices(ctx, run: Run) -> tuple[list[str], list[str], list[dict]]:
+    """(warnings, notes, the detail rows of warnings gathered into one line) about one run."""
     warnings: list[str] = []
     notes: list[str] = []
+    detail: list[dict] = []
     tag = f"{bold(run.name)} ({run.path.name})"
     if run.partial or run.status in ("interrupted", "timeout"):
         warnings.append(
@@ -53,9 +86,15 @@ def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
     if auto:
         warnings.append(f"{tag}: --reps auto did not reach its CI target: "
                             + "; ".join(auto) + ".")
-    for line in (health.point_warnings(run.path) + readiness.run_warnings(run.path) + netfaults.warnings(run.path)
-                 + cpushare.warnings(run.path)):
-        warnings.append(f"{tag}: {line}")
+    for kind, lines in (("health", health.point_warnings(run.path)),
+                        ("readiness", readiness.run_warnings(run.path))):
+        more, rows = _gathered(run, tag, kind, lines)
+        warnings += more
+        detail += rows
+    more, rows = _retransmits(run, tag)
+    warnings += more
+    detail += rows
+    warnings += [f"{tag}: {line}" for line in cpushare.warnings(run.path)]
     hot = ctx.throttled(run)
     if hot:
         warnings.append(f"{tag}: throttling recorded on {', '.join(hot)} (in /hosts or the "
@@ -68,4 +107,4 @@ def run_notices(ctx, run: Run) -> tuple[list[str], list[str]]:
         notes.append(f"{tag} has no " + ", ".join(f"/{g}" for g in missing)
                          + (f" group (subcommand '{sub}')" if sub else " group")
                          + "; those sections skip it.")
-    return warnings, notes
+    return warnings, notes, detail

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import derive
+from ..derive import ceilings
 from . import tables
 from .common import bold
 from ..read.runs import Run
@@ -33,6 +36,42 @@ class RanksFindings:
     finds: Finds
 
 
+# Above this many ranks a point's page rows are the quantiles over ranks and the K_SLOWEST slowest.
+ALL_RANKS_UP_TO = 12
+K_SLOWEST = 5
+QUANTILES = ((0.0, "min"), (0.25, "p25"), (0.5, "median"), (0.75, "p75"), (1.0, "max"))
+
+
+def summarised(rows: list[dict]) -> list[dict]:
+    """One point's rank rows for the page: every rank when few, else the quantiles over ranks of
+    each time column and the K_SLOWEST ranks by distribute + compute + gather."""
+    if len(rows) <= ALL_RANKS_UP_TO:
+        return rows
+    keys = ("distribute", "compute", "fft", "gather", "phases", "gflops")
+    out = []
+    for q, name in QUANTILES:
+        row = {"run": rows[0]["run"], "point": rows[0]["point"], "rank": None,
+               "host": f"{name} over {len(rows)} ranks", "computes": "", "straggler": ""}
+        for k in keys:
+            vals = np.array([r[k] for r in rows], float)
+            row[k] = float(np.nanquantile(vals, q)) if np.any(np.isfinite(vals)) else float("nan")
+        row["compute_ratio"] = row["phases_ratio"] = float("nan")
+        out.append(row)
+    slow = sorted(rows, key=lambda r: -r["phases"] if np.isfinite(r["phases"]) else 0)[:K_SLOWEST]
+    return out + [dict(r, host=f"{r['host']} (slowest {i + 1})") for i, r in enumerate(slow)]
+
+
+def straggler_find(run: Run, pid: str, names: list[str]) -> str:
+    """The headline about a point's stragglers: each one when few, else how many and the worst
+    (the table "Stragglers at every point" has them all)."""
+    crowded = (" (the machine held more ranks than cores: they waited for a core, so these times "
+               "measure turns, not the ranks)" if ceilings.oversubscribed(run) else "")
+    if len(names) <= 3:
+        return f"straggler(s) at {pid}: " + "; ".join(names) + crowded + "."
+    return (f"{len(names)} stragglers at {pid}; the first, {names[0]}{crowded}. Every one is in "
+            "\"Stragglers at every point\".")
+
+
 def ranks_findings(ctx) -> RanksFindings:
     chosen, notes = choose_points(ctx.runs, ctx.stats, ctx.args.point)
     shown: list[tuple[Run, str, list[derive.RankStats]]] = []
@@ -58,8 +97,9 @@ def ranks_findings(ctx) -> RanksFindings:
         names = [f"{r.host} (rank {r.rank}): {r.reason}" for r in ranks if r.straggler]
         status = "" if pick.usable else f" — this point is {pick.status}"
         if names:
-            text = f"{bold(run.name)} at {desc}{status}: stragglers " + "; ".join(names) + "."
-            finds.append((run.name, f"straggler(s) at {pick.point.id}: " + "; ".join(names) + "."))
+            shown_names = names if len(names) <= 3 else names[:3] + [f"and {len(names) - 3} more (the table below)"]
+            text = f"{bold(run.name)} at {desc}{status}: stragglers " + "; ".join(shown_names) + "."
+            finds.append((run.name, straggler_find(run, pick.point.id, names)))
         else:
             text = f"{bold(run.name)} at {desc}{status}: no straggler."
         views.append(RankView(run, text, desc, tuple(ranks), pick.summaries["total"].median))
@@ -67,8 +107,13 @@ def ranks_findings(ctx) -> RanksFindings:
         return RanksFindings(tuple(views), None, (), None, tuple(notes), tuple(finds))
     table = tables.per_rank(everywhere)
     chosen_keys = {(run.name, pid) for run, pid, _ in shown}
-    table.html_rows = [r for r in table.rows if (r["run"], r["point"]) in chosen_keys]
-    table.title = "Per-rank medians at the points shown (the CSV has every point)"
+    table.html_rows = []
+    for key in sorted(chosen_keys):
+        table.html_rows += summarised([r for r in table.rows if (r["run"], r["point"]) == key])
+    table.title = "Per-rank medians at the points shown (the CSV has every point and rank)"
+    if any(ceilings.oversubscribed(run) for run, _p, _r in shown):
+        table.note += (" A machine held more ranks than cores: each rank's phases include its wait "
+                       "for a core.")
     st = tables.stragglers(lagging)
     bullets: list[str] = []
     if st.rows:

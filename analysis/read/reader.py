@@ -258,6 +258,8 @@ def _read_body(fh: h5py.File, run: Run) -> None:
         run.hosts = _guard(run, "/hosts", read_compound, fh["hosts"]) or []
     else:
         run.problems.append("/hosts missing: host names unknown")
+    if "ceilings" in fh and "machines" in fh["ceilings"]:
+        run.machines = _guard(run, "/ceilings/machines", read_compound, fh["ceilings"]["machines"]) or []
     if "fft" in fh:
         ids = _guard(run, "/fft", lambda: sorted(fh["fft"].keys())) or []
         for pid in ids:

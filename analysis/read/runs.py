@@ -253,6 +253,8 @@ class Run:
     name: str = ""
     skipped: list[str] = field(default_factory=list)  # the problems that left data out
     io: IoGroup | None = None  # /io (wulfbench io); None in files without it
+    # /ceilings/machines: the hosts grouped by the kernel's boot_id ([] in files before it)
+    machines: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def label(self) -> str:

@@ -1,6 +1,7 @@
 /* wulfbench: prolog (MPI, options, agreement), run (the subcommand's table entry, around its result
  * file), epilog (messages, finalize). The one exit path is at the end of main. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,6 +63,32 @@ static int prolog(int *argc, char ***argv, struct wb_options *o, int *mpi_up)
     return wb_comm_agree(wb_watchdog_start(o->common.timeout_s, stall_s, wb_results_abandon));
 }
 
+/* Rank 0: before any figure, each machine that holds more ranks than the cores they may use; on
+ * stderr when the subcommand's stdout is CSV or JSON. */
+static void print_oversubscribed(const struct wb_results *res, int to_stderr)
+{
+    int n = 0;
+    const struct wb_ceiling_machine *m = wb_results_machines(res, &n, NULL);
+    for (int i = 0; i < n; i++) {
+        if (!wb_ceiling_oversubscribed(&m[i]))
+            continue;
+        char quota[64] = "";
+        if (!isnan(m[i].cpu_quota))
+            snprintf(quota, sizeof quota, ", a cgroup quota of %.2f CPUs", m[i].cpu_quota);
+        char line[512];
+        snprintf(line, sizeof line,
+                 "OVERSUBSCRIBED: %s (%d node%s) runs %d ranks on %d usable core%s (%d online%s): ranks take turns, "
+                 "so per-rank phase times include the wait for a core, and no rate can pass what %d core%s do",
+                 m[i].name, m[i].nodes, m[i].nodes == 1 ? "" : "s", m[i].ranks, m[i].cores_usable,
+                 m[i].cores_usable == 1 ? "" : "s", m[i].cores, quota, m[i].cores_usable,
+                 m[i].cores_usable == 1 ? "" : "s");
+        if (to_stderr)
+            wb_report_warn("%s", line);
+        else
+            wb_report_printf("# %s\n", line);
+    }
+}
+
 /* The subcommand, inside its result file when it has one. Collective. */
 static int run(struct wb_options *o)
 {
@@ -79,6 +106,7 @@ static int run(struct wb_options *o)
         wb_power_close();
         return rc;
     }
+    print_oversubscribed(res, o->sub->stdout_taken && o->sub->stdout_taken(o));
     rc = wb_power_start(res);
     rc = rc ? rc : o->sub->run(o, res);
     wb_power_close();

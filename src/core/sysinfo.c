@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/sysinfo.h"
+#include "core/ceiling.h"
 #include "core/sysfs.h"
 
 #include <math.h>
@@ -189,6 +190,11 @@ void wb_sysinfo_read(struct wb_host *h)
         snprintf(h->cpu_model, sizeof h->cpu_model, "unknown");
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     h->cores = cores > 0 ? (int32_t)cores : -1;
+    wb_ceiling_boot_id(h->boot_id, sizeof h->boot_id);
+    h->cpu_quota = wb_ceiling_cpu_quota();
+    h->cores_usable = wb_ceiling_cores_usable(h->cores, h->cpu_quota);
+    h->cpu_mask = wb_ceiling_cpu_mask();
+    h->copy_Bps = NAN;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     h->mem_bytes = pages > 0 && page > 0 ? (int64_t)pages * page : -1;
     double khz = wb_sysfs_double("/sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq");

@@ -31,6 +31,12 @@ struct wb_host {
     char hdf5_version[16];
     char model[96];         /* board or instance type (device tree model, else DMI product name) */
     char arch[16];          /* the machine the kernel runs this process as (uname -m: x86_64, aarch64, armv7l) */
+    /* The ceilings (core/ceiling.h): nodes with one boot_id share one machine's cores. */
+    char boot_id[40];       /* the kernel's boot_id, "" unknown */
+    double cpu_quota;       /* CPUs the cgroup quota allows, NaN unlimited */
+    int32_t cores_usable;   /* online cores, cut to the cgroup quota rounded up; -1 unknown */
+    uint64_t cpu_mask;      /* the CPUs 0..63 this process may run on (its affinity), 0 unknown */
+    double copy_Bps;        /* the node's memcpy bandwidth (bytes read + written per s), NaN not measured */
 };
 
 /* 1 if an executable called name is in a folder of $PATH, else 0. Local. */

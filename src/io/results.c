@@ -30,7 +30,7 @@ static struct wb_results *live; /* rank 0: the open file, under wb_results_lock 
 
 static hid_t open_obj(struct wb_results *r, const char *obj) { return H5Oopen(r->file, obj, H5P_DEFAULT); }
 
-static int write_attr(struct wb_results *r, const char *obj, const char *name, hid_t type, const void *value)
+int wb_results_attr_held(struct wb_results *r, const char *obj, const char *name, hid_t type, const void *value)
 {
     if (r->rank != 0 || r->err)
         return r->err;
@@ -49,7 +49,7 @@ static int write_attr(struct wb_results *r, const char *obj, const char *name, h
     return ok ? 0 : wb_results_h5fail(r, "attribute", name);
 }
 
-static int attr_str(struct wb_results *r, const char *obj, const char *name, const char *value)
+int wb_results_attr_str_held(struct wb_results *r, const char *obj, const char *name, const char *value)
 {
     if (r->rank != 0 || r->err)
         return r->err;
@@ -57,7 +57,7 @@ static int attr_str(struct wb_results *r, const char *obj, const char *name, con
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
     const char *v = value ? value : "";
-    int rc = write_attr(r, obj, name, t, &v);
+    int rc = wb_results_attr_held(r, obj, name, t, &v);
     H5Tclose(t);
     return rc;
 }
@@ -67,7 +67,7 @@ int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name,
     if (r->rank != 0)
         return 0;
     wb_results_lock();
-    int rc = attr_str(r, obj, name, value);
+    int rc = wb_results_attr_str_held(r, obj, name, value);
     wb_results_unlock();
     return rc;
 }
@@ -75,7 +75,7 @@ int wb_results_attr_str(struct wb_results *r, const char *obj, const char *name,
 int wb_results_attr_i64(struct wb_results *r, const char *obj, const char *name, int64_t value)
 {
     wb_results_lock();
-    int rc = write_attr(r, obj, name, H5T_NATIVE_INT64, &value);
+    int rc = wb_results_attr_held(r, obj, name, H5T_NATIVE_INT64, &value);
     wb_results_unlock();
     return rc;
 }
@@ -83,7 +83,7 @@ int wb_results_attr_i64(struct wb_results *r, const char *obj, const char *name,
 int wb_results_attr_f64(struct wb_results *r, const char *obj, const char *name, double value)
 {
     wb_results_lock();
-    int rc = write_attr(r, obj, name, H5T_NATIVE_DOUBLE, &value);
+    int rc = wb_results_attr_held(r, obj, name, H5T_NATIVE_DOUBLE, &value);
     wb_results_unlock();
     return rc;
 }
@@ -134,7 +134,7 @@ static int write_dset(struct wb_results *r, const char *dset, hid_t type, int ra
     H5Pclose(lcpl);
     if (!ok)
         return wb_results_h5fail(r, "dataset", dset);
-    return units ? attr_str(r, dset, "units", units) : 0;
+    return units ? wb_results_attr_str_held(r, dset, "units", units) : 0;
 }
 
 int wb_results_write_locked(struct wb_results *r, const char *dset, hid_t type, int rank, const uint64_t *dims,
@@ -450,9 +450,9 @@ static int write_root_attrs(struct wb_results *r, const struct wb_run_info *info
     };
     wb_results_lock();
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
-        rc = rc ? rc : attr_str(r, "/", strs[i].name, strs[i].value);
+        rc = rc ? rc : wb_results_attr_str_held(r, "/", strs[i].name, strs[i].value);
     for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++)
-        rc = rc ? rc : write_attr(r, "/", nums[i].name, nums[i].type, nums[i].value);
+        rc = rc ? rc : wb_results_attr_held(r, "/", nums[i].name, nums[i].type, nums[i].value);
     wb_results_unlock();
     return rc;
 }
@@ -494,6 +494,8 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     r->file = H5I_INVALID_HID;
     r->rank = wb_comm_rank();
     r->nranks = wb_comm_size();
+    /* Before the file exists: the copy is no part of any window the run shows. */
+    wb_hostfacts_copy_Bps();
     int rc = 0;
     if (r->rank == 0) {
         wb_results_lock();
@@ -518,6 +520,7 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
     if (rc == 0 && r->rank == 0) {
         wb_results_lock();
         rc = write_hosts(r);
+        rc = rc ? rc : wb_results_write_ceilings(r);
         /* Flushed before the first point, so a kill at any moment leaves a file that opens. */
         rc = rc ? rc : wb_results_reserve(r);
         if (rc == 0 && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
@@ -539,6 +542,8 @@ int wb_results_open(struct wb_results **out, const char *path, int force, const 
             wb_results_unlock();
         }
         free(r->hosts);
+        free(r->machines);
+        free(r->machine_of);
         free(r);
         return rc;
     }
@@ -561,7 +566,7 @@ int wb_results_flush_alone(struct wb_results *r)
     wb_results_lock();
     int64_t points = r->flushed + 1;
     if (!r->err)
-        write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        wb_results_attr_held(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
     if (!r->err)
         wb_results_reserve(r);
     if (!r->err && H5Fflush(r->file, H5F_SCOPE_GLOBAL) < 0)
@@ -587,14 +592,14 @@ static int finish(struct wb_results *r, const char *status, int verified)
 {
     if (!r->err) {
         int64_t v = verified, points = r->flushed;
-        attr_str(r, "/", "status", status);
-        write_attr(r, "/", "verified", H5T_NATIVE_INT64, &v);
-        write_attr(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
+        wb_results_attr_str_held(r, "/", "status", status);
+        wb_results_attr_held(r, "/", "verified", H5T_NATIVE_INT64, &v);
+        wb_results_attr_held(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
         if (r->rss_max_bytes > 0) {
             int64_t q = r->rss_max_rank;
-            write_attr(r, "/", "peak_rss_rank0_bytes", H5T_NATIVE_DOUBLE, &r->rss_rank0_bytes);
-            write_attr(r, "/", "peak_rss_max_bytes", H5T_NATIVE_DOUBLE, &r->rss_max_bytes);
-            write_attr(r, "/", "peak_rss_max_rank", H5T_NATIVE_INT64, &q);
+            wb_results_attr_held(r, "/", "peak_rss_rank0_bytes", H5T_NATIVE_DOUBLE, &r->rss_rank0_bytes);
+            wb_results_attr_held(r, "/", "peak_rss_max_bytes", H5T_NATIVE_DOUBLE, &r->rss_max_bytes);
+            wb_results_attr_held(r, "/", "peak_rss_max_rank", H5T_NATIVE_INT64, &q);
         }
         write_hosts(r);
         wb_results_reserve(r);
@@ -665,6 +670,8 @@ int wb_results_close(struct wb_results **rp, int rc)
     if (rc && crc == 0)
         wb_error_set(rc, "%s", run_msg);
     free(r->hosts);
+    free(r->machines);
+    free(r->machine_of);
     free(r);
     *rp = NULL;
     return rc ? rc : crc;

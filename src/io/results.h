@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/ceiling.h"
 #include "core/sysinfo.h"
 
 /* Every wb_results_* call is collective: all ranks call it in the same order
@@ -204,5 +205,9 @@ const char *wb_results_kept(void);
  * the flushed points to *points. 0 done, 1 HDF5 stayed busy, 2 no file open, -1 a write failed
  * (message set). Rank 0; calls no MPI. */
 int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap, int *points);
+
+/* Rank 0: the run's machines (hosts grouped by boot_id, as /ceilings/machines holds them) into *n and
+ * each rank's machine into *machine_of (both NULL/0 elsewhere). Local. */
+const struct wb_ceiling_machine *wb_results_machines(const struct wb_results *r, int *n, const int **machine_of);
 
 #endif

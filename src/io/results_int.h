@@ -24,6 +24,9 @@ struct wb_results {
     struct wb_host *hosts;  /* rank 0: every rank's facts */
     double rss_rank0_bytes, rss_max_bytes; /* rank 0, at close: peak resident memory (VmHWM), 0 unknown */
     int rss_max_rank;
+    struct wb_ceiling_machine *machines; /* rank 0: the machines of hosts, grouped by boot_id */
+    int nmachines;
+    int *machine_of;        /* rank 0 [nranks]: each rank's machine */
 };
 
 /* The lock around every HDF5 call (HDF5 is not thread-safe); never held across an MPI call. */
@@ -58,8 +61,16 @@ int wb_results_write_locked(struct wb_results *r, const char *dset, hid_t type, 
 
 /* A fixed-length, NUL-terminated string type of len bytes; close it with H5Tclose. */
 hid_t wb_results_fixed_string(size_t len);
+/* Rank 0, the lock held: write (or replace) attribute name of object obj, of HDF5 type with value, or
+ * a UTF-8 string; 0 or the sticky error. */
+int wb_results_attr_held(struct wb_results *r, const char *obj, const char *name, hid_t type, const void *value);
+int wb_results_attr_str_held(struct wb_results *r, const char *obj, const char *name, const char *value);
 
 /* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
 void wb_results_host_facts_type(hid_t t);
+
+/* Rank 0, under the lock: group r->hosts into r->machines and write them as /ceilings/machines,
+ * with /ceilings' attributes (how many machines hold more ranks than usable cores). 0 or an error. */
+int wb_results_write_ceilings(struct wb_results *r);
 
 #endif

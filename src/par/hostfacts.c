@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/ceiling.h"
 #include "core/sysfs.h"
 #include "par/comm.h"
 
@@ -23,6 +24,9 @@
 #ifndef SIOCGIWNAME
 #define SIOCGIWNAME 0x8B01
 #endif
+
+/* Seconds a node's memory copy may take at start-up. */
+#define COPY_BUDGET_S 0.05
 
 #ifndef WB_GIT_REV
 #define WB_GIT_REV "unknown"
@@ -253,11 +257,28 @@ int wb_hostfacts_root_addrs(uint32_t *addrs, int *n)
     return rc;
 }
 
+double wb_hostfacts_copy_Bps(void)
+{
+    static int measured;
+    static double copy_Bps = NAN;
+    if (measured)
+        return copy_Bps;
+    measured = 1;
+    /* One copy per node, by its first rank: the memory bandwidth ceiling, in about COPY_BUDGET_S. */
+    const int *node = wb_comm_node_map(NULL);
+    int me = wb_comm_rank(), first = 1;
+    for (int q = 0; q < me && first; q++)
+        first = node[q] != node[me];
+    copy_Bps = first ? wb_ceiling_copy_Bps(COPY_BUDGET_S) : NAN;
+    return copy_Bps;
+}
+
 int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5)
 {
     uint32_t root[WB_HOSTFACTS_MAX_ADDRS];
     int n = 0;
     int rc = wb_hostfacts_root_addrs(root, &n);
     wb_hostfacts_read(h, root, n, fftw, hdf5);
+    h->copy_Bps = wb_hostfacts_copy_Bps();
     return rc;
 }

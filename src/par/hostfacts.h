@@ -33,7 +33,12 @@ void wb_hostfacts_route(const char *route_file, const uint32_t *root, int n, cha
  * count into *n on every rank (0 if the broadcast failed). Collective. 0 or WB_EMPI. */
 int wb_hostfacts_root_addrs(uint32_t *addrs, int *n);
 
-/* Rank 0's addresses broadcast, then wb_hostfacts_read. Collective. 0 or WB_EMPI. */
+/* This node's memcpy bandwidth (core/ceiling.h), measured once, by the node's first rank only (NaN on
+ * the others), and kept: a run measures it before its file exists, so the copy never lands inside a
+ * window another rank times. Local. */
+double wb_hostfacts_copy_Bps(void);
+
+/* Rank 0's addresses broadcast, then wb_hostfacts_read and the copy bandwidth. Collective. 0 or WB_EMPI. */
 int wb_hostfacts_fill(struct wb_host *h, const char *fftw, const char *hdf5);
 
 #endif

@@ -22,7 +22,7 @@ EXPECTED_FIGURES = {
 EXPECTED_TABLES = {
     "buys", "study_summary", "provenance", "hosts", "fft_phases", "fft_points", "comparison",
     "crossover", "per_rank", "stragglers", "transfer_p2p", "transfer_collectives",
-    "transfer_pairs_ec2-c5x2", "model", "load_steps", "load_saturation", "energy",
+    "transfer_pairs_ec2-c5x2", "model", "load_steps", "load_saturation", "energy", "ceilings",
     "whatif_pi4x4", "whatif_ec2-c5x2",
 }
 

@@ -35,14 +35,18 @@ TIME_COLUMNS = {"t_read", "t_dist", "t_comp", "t_fft", "t_gather", "t_over", "t_
 MASKED_ROOT_ATTRS = {"command_line", "created_utc", "git_rev", "version", "cflags", "compiler", "mpi_library",
                      "fftw_version", "hdf5_version", "wtick_s"}
 # Point attributes and datasets measured in time, or chosen from timing (batch, which rank was slowest).
-MASKED_NAMES = {"batch", "ci_halfwidth_rel", "overlap", "rate_kBps", "median", "slowest_rank"}
+MASKED_NAMES = {"batch", "ci_halfwidth_rel", "overlap", "rate_kBps", "median", "slowest_rank",
+                # the rates and ceilings (docs/reading.md, "Ceilings"): from times, and the machine's
+                "gflops", "kBps", "core_gflops", "cores_used", "gflops_ceiling", "kBps_ceiling",
+                "gflops_above_ceiling", "kBps_above_ceiling", "machines", "oversubscribed_machines"}
 # Fields of compound tables that are times or host facts; the other fields are compared.
 MASKED_FIELDS = {"t_start", "t_end", "hostname", "cpu_model", "cores", "mem_bytes", "cpu_mhz", "cpu_mhz_min",
                  "temp_c_start", "temp_c_end", "temp_c_max", "throttled"}
 # Host facts /hosts gained after the fixtures were written (the readiness columns, docs/check.md): this
 # machine's, so neither named nor compared.
 ADDED_FIELDS = {"governor", "freq_min_mhz", "freq_max_mhz", "iface", "iface_kind", "link_mbps", "mtu", "git_rev",
-                "mpi_library", "fftw_version", "hdf5_version", "model", "arch"}
+                "mpi_library", "fftw_version", "hdf5_version", "model", "arch",
+                "boot_id", "cpu_quota", "cores_usable", "cpu_mask", "copy_Bps"}
 # Per-rank counts the dynamic schedule shares out by who asks first: only their sum is fixed (and
 # its timeline only in its fields).
 PER_RANK = {"bytes_in", "bytes_out", "flops", "frames"}

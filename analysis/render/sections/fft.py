@@ -13,6 +13,8 @@ def fft_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("fft", "FFT requests (study rows 1–4, 6–9)", "FFT")
     if f.without:
         sec.para("No /fft points in: " + ", ".join(f.without) + ".")
+    if ctx.ceilings is not None and ctx.ceilings.table is not None:
+        sec.table(ctx.ceilings.table)
     if not f.items:
         sec.para("No run has FFT points; this section is empty.")
         return

@@ -24,8 +24,10 @@ def method_section(rep: Report, _ctx: object = None) -> None:
         "each phase column is then a median over repetitions, so the columns are medians of "
         "different repetitions and add up only nearly to the median t_total.",
         "Processing rate = input_bytes / 1000 / median t_total (kB/s; kB = 1000 bytes "
-        "everywhere in this report). GFLOPS = Σ flops / median of the slowest rank's t_fft / "
-        "10⁹.",
+        "everywhere in this report). GFLOPS = Σ flops / median span from the first rank's first "
+        "transform to the last rank's last, on the aligned clocks / 10⁹ (files before "
+        "2026-12-07: over the slowest rank's t_fft); every rate is held to its ceiling "
+        "(docs/reading.md, \"Ceilings\").",
         "Paired speedup: the median over repetitions of baseline t_total[r] / cluster "
         "t_total[r], both measured in the same job, alternating; 95 % CI of that median. "
         "Cross-run speedup: baseline median / cluster median, for points that match on "

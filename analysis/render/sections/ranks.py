@@ -11,6 +11,8 @@ from ...find import Findings
 def per_rank_section(rep: Report, ctx: Findings) -> None:
     f = ctx.ranks
     sec = rep.section("ranks", "Per rank", "Ranks")
+    if ctx.read_first_detail is not None:
+        sec.table(ctx.read_first_detail)
     for v in f.views:
         if v.ranks:
             sec.figure(plots.per_rank(v.run, v.desc, list(v.ranks), v.t_total, rep.outdir))

@@ -316,6 +316,14 @@ static int write_backward(const struct dctx *c, const char *g, const struct wb_f
     return rc;
 }
 
+/* Root: what a rank's transpose cannot pass on the run's machines (core/ceiling.h); NaN unknown. */
+static double exchange_ceiling(const struct wb_results *res)
+{
+    int nm = 0;
+    const struct wb_ceiling_machine *m = wb_results_machines(res, &nm, NULL);
+    return m && nm > 0 ? wb_ceiling_exchange_Bps(m, nm) : NAN;
+}
+
 /* /dfft/pNNN as SCHEMA lists it, then flushed. Collective. */
 static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_layout *l, const struct dresult *r)
 {
@@ -344,6 +352,7 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_attr_f64(res, g, "t_total_median", f->med_total);
     rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_share", f->transpose_share);
     rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_Bps_min", f->transpose_Bps_min);
+    rc = rc ? rc : wb_results_attr_f64(res, g, "transpose_Bps_ceiling", exchange_ceiling(res));
     rc = rc ? rc : wb_results_attr_str(res, g, "method", l->dims == 1 ? "fftw_mpi_plan_dft_1d"
                                                       : "local FFTW plans + fftw_mpi_plan_many_transpose");
     rc = rc ? rc : wb_results_attr_str(res, g, "bytes_transposed_how",
@@ -367,6 +376,25 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_write_energy(res, g, &r->energy);
     rc = rc ? rc : r->net ? wb_results_write_net(res, g, r->net, (size_t)c->nranks) : 0;
     return rc ? rc : wb_results_flush(res);
+}
+
+/* Root: the ceiling line under a point's rows: the slowest rank's transpose MB/s against what the
+ * machines allow; GFLOPS has none, since no one-core rate of this kernel is recorded. */
+static void print_ceiling(const struct wb_results *res, const struct dresult *r)
+{
+    double ceil = exchange_ceiling(res), v = NAN;
+    for (int i = 0; i < 2; i++) {
+        double x = r->dir[i].transpose_Bps_min;
+        if (isfinite(x) && x > 0)
+            v = isnan(v) ? x : fmax(v, x);
+    }
+    if (!isfinite(ceil) || !isfinite(v))
+        wb_report_printf("#      ceiling: MB/s/rank unknown (the link reports no speed); GFLOPS: none recorded\n");
+    else
+        wb_report_printf("#      ceiling: MB/s/rank %.1f, %s %.1f (memcpy on one machine, else twice the slowest line "
+                         "rate)%s; GFLOPS: none recorded (no one-core rate of this kernel)\n",
+                         v / 1e6, v > ceil ? "ABOVE THE CEILING of" : "within", ceil / 1e6,
+                         v > ceil ? ", likely cause: caches, a rank's blocks fit in one" : "");
 }
 
 /* One row per direction timed (fwd, bwd), and with --direction both the mean (times and GFLOPS
@@ -443,6 +471,8 @@ static int run_point(const struct dctx *c, int point)
     wb_result_energy_free(&r.energy);
     if (rc == 0)
         print_row(point, c->d->direction, &l, &r, c->nranks);
+    if (rc == 0 && c->rank == 0)
+        print_ceiling(c->res, &r);
     if (rc == 0 && !r.passed)
         rc = wb_error_set(WB_EVERIFY, "dfft point p%03d failed verification: round trip %.3g, spectrum %.3g, "
                                       "tolerance %.3g", point, r.roundtrip_rel, r.spectrum_rel, r.tol);

@@ -1,9 +1,11 @@
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/fft/bench_fft_int.h"
 #include "core/error.h"
+#include "core/timer.h"
 #include "fftw/fft.h"
 #include "bench/fft/options_fft.h"
 #include "fftw/fft_wisdom.h"
@@ -48,6 +50,8 @@ int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
                           const char *base, int64_t base_off, char *dst, double *t_fft_s)
 {
     double t_fft = 0;
+    if (u1 > u0 && isnan(c->fft_on_s))
+        c->fft_on_s = wb_timer_now_s();
     for (int64_t u = u0; u < u1;) {
         int64_t v = u;
         while (v + 1 < u1 && l->units[v + 1].file == l->units[u].file && l->units[v + 1].n == l->units[u].n)
@@ -71,6 +75,8 @@ int wb_fftb_compute_units(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
     if (fault && !strcmp(fault, "corrupt-fft") && u1 > u0)
         memset(dst, 0x7f, (size_t)l->units[u0].res_bytes / 2);
 #endif
+    if (u1 > u0)
+        c->fft_off_s = wb_timer_now_s();
     *t_fft_s = t_fft;
     return 0;
 }

@@ -9,8 +9,10 @@
 #include "bench/fft/bench_fft_int.h"
 #include "bench/fft/options_fft.h"
 #include "core/error.h"
+#include "core/ceiling.h"
 #include "core/stats.h"
 #include "fftw/fft.h"
+#include "io/results.h"
 #include "par/comm.h"
 
 /* Collective: per repetition the slowest rank, the one with the largest t_distribute + t_compute +
@@ -72,7 +74,6 @@ static int medians_and_rates(struct wb_fftb_figures *fg, const struct wb_fftb_ct
     int frc = wb_comm_sum_f64(m->flops, &fg->total_flops);
     rc = rc ? rc : frc;
     fg->kbps = (double)fg->audio_bytes / 1000.0 / fg->med_total_s;
-    fg->gflops = fg->total_flops / fg->med_fft_s / 1e9;
     /* A rank's own rate: its share of the audio over its median distribute + compute + gather. */
     int64_t audio_bytes = fg->audio_bytes;
     int brc = wb_comm_bcast(&audio_bytes, sizeof audio_bytes, 0);
@@ -84,6 +85,74 @@ static int medians_and_rates(struct wb_fftb_figures *fg, const struct wb_fftb_ct
                                          : 0.0;
     int grc = wb_comm_gather_f64(fg->rank_kbps, fg->rates);
     return rc ? rc : grc;
+}
+
+/* Collective: per repetition the span from the first rank's first transform to the last rank's last,
+ * on the aligned clocks; the aggregate rate over the median span; one core's rate, the best any rank
+ * had over its own median t_fft (or rank 0 alone, with --paired-baseline). Ranks that take turns on
+ * a core leave gaps between their windows, and the span holds them. */
+static int span_and_rate(struct wb_fftb_figures *fg, const struct wb_fftb_measured *m, double *col)
+{
+    int reps = m->reps;
+    for (int r = 0; r < reps; r++) {
+        col[r] = isnan(m->tm[r].t_fft_on_s) ? -INFINITY : -m->tm[r].t_fft_on_s;
+        fg->span_s[r] = isnan(m->tm[r].t_fft_off_s) ? -INFINITY : m->tm[r].t_fft_off_s;
+    }
+    int rc = wb_comm_max_f64_n(col, (size_t)reps);
+    rc = rc ? rc : wb_comm_max_f64_n(fg->span_s, (size_t)reps);
+    for (int r = 0; r < reps; r++)
+        fg->span_s[r] = isfinite(col[r]) && isfinite(fg->span_s[r]) ? fg->span_s[r] + col[r] : NAN;
+    fg->med_span_s = wb_stats_median(fg->span_s, (size_t)reps);
+    fg->gflops = fg->med_span_s > 0 ? fg->total_flops / fg->med_span_s / 1e9 : NAN;
+    for (int r = 0; r < reps; r++)
+        col[r] = m->tm[r].t_fft_s;
+    double mine = wb_stats_median(col, (size_t)reps), core = m->flops > 0 && mine > 0 ? m->flops / mine / 1e9 : 0;
+    if (m->alone) {
+        for (int r = 0; r < reps; r++)
+            col[r] = m->alone[r].t_fft_s;
+        double alone = wb_stats_median(col, (size_t)reps);
+        core = alone > 0 ? fmax(core, fg->total_flops / alone / 1e9) : core;
+    }
+    int crc = wb_comm_max_f64(core, &fg->core_gflops);
+    return rc ? rc : crc;
+}
+
+/* Collective: the compute ceiling: per machine the ranks that computed, up to the cores they may use,
+ * times one core's rate; the processing rate that ceiling allows, cut to the link's bound; whether
+ * even the slowest repetition's rate passes it (beyond its own noise, then). */
+static int ceiling(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m)
+{
+    int nm = 0, *computing = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *computing) : NULL;
+    int rc = wb_comm_agree(c->rank == 0 && !computing ? wb_error_set(WB_ENOMEM, "out of memory") : 0);
+    int did = m->flops > 0;
+    rc = rc ? rc : wb_comm_check(MPI_Gather(&did, 1, MPI_INT, computing, 1, MPI_INT, 0, wb_comm_world()),
+                                 "MPI_Gather of who computed");
+    const int *machine_of = NULL;
+    const struct wb_ceiling_machine *mach = wb_results_machines(c->res, &nm, &machine_of);
+    fg->cores_used = 0;
+    for (int i = 0; rc == 0 && c->rank == 0 && mach && machine_of && i < nm; i++) {
+        int ranks = 0;
+        for (int q = 0; q < c->nranks; q++)
+            ranks += machine_of[q] == i && computing[q];
+        fg->cores_used += mach[i].cores_usable > 0 && ranks > mach[i].cores_usable ? mach[i].cores_usable : ranks;
+    }
+    free(computing);
+    if (c->rank != 0)
+        return rc;
+    fg->gflops_ceiling = fg->cores_used > 0 ? fg->cores_used * fg->core_gflops : NAN;
+    fg->kbps_ceiling = fg->total_flops > 0 ? (double)fg->audio_bytes / 1000.0 * fg->gflops_ceiling * 1e9 / fg->total_flops
+                                           : NAN;
+    if (fg->link_bound_s > 0)
+        fg->kbps_ceiling = fmin(fg->kbps_ceiling, (double)fg->audio_bytes / 1000.0 / fg->link_bound_s);
+    double longest = -INFINITY;
+    for (int r = 0; r < m->reps; r++)
+        longest = isnan(fg->span_s[r]) ? longest : fmax(longest, fg->span_s[r]);
+    fg->above = isfinite(longest) && longest > 0 && fg->total_flops / longest / 1e9 > fg->gflops_ceiling;
+    double slowest = 0;
+    for (int r = 0; r < m->reps; r++)
+        slowest = fmax(slowest, m->tm[r].t_total_s);
+    fg->kbps_above = slowest > 0 && (double)fg->audio_bytes / 1000.0 / slowest > fg->kbps_ceiling;
+    return rc;
 }
 
 /* Collective: bytes of one request that crossed the head node's link (samples out to ranks on other
@@ -165,11 +234,12 @@ int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx
     fg->slow_s = malloc(3 * n * sizeof *fg->slow_s);
     fg->over_s = malloc(n * sizeof *fg->over_s);
     fg->overlap = malloc(n * sizeof *fg->overlap);
+    fg->span_s = malloc(n * sizeof *fg->span_s);
     fg->cpu_share = malloc(n * sizeof *fg->cpu_share);
     fg->alone_cpu_share = malloc(n * sizeof *fg->alone_cpu_share);
     fg->rates = c->rank == 0 ? calloc((size_t)c->nranks, sizeof *fg->rates) : NULL;
     double *col = malloc(n * sizeof *col);
-    int ok = fg->slowest_rank && fg->slow_s && fg->over_s && fg->overlap && fg->cpu_share && fg->alone_cpu_share &&
+    int ok = fg->slowest_rank && fg->slow_s && fg->over_s && fg->overlap && fg->span_s && fg->cpu_share && fg->alone_cpu_share &&
              col && (c->rank != 0 || fg->rates);
     int rc = wb_comm_agree(ok ? 0 : wb_error_set(WB_ENOMEM, "out of memory"));
     if (rc == 0) {
@@ -185,6 +255,8 @@ int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx
         if (rc == 0)
             overhead(fg, m);
         rc = rc ? rc : link(fg, c, m);
+        rc = rc ? rc : span_and_rate(fg, m, col);
+        rc = rc ? rc : ceiling(fg, c, m);
         cpu_shares(fg, m);
         if (c->rank == 0)
             paired(fg, m, col);
@@ -197,7 +269,7 @@ int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx
 
 void wb_fftb_figures_free(struct wb_fftb_figures *fg)
 {
-    free(fg->slowest_rank), free(fg->slow_s), free(fg->over_s), free(fg->overlap);
+    free(fg->slowest_rank), free(fg->slow_s), free(fg->over_s), free(fg->overlap), free(fg->span_s);
     free(fg->cpu_share), free(fg->alone_cpu_share), free(fg->rates), free(fg->plan_text);
     memset(fg, 0, sizeof *fg);
 }

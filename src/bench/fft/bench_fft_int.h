@@ -99,6 +99,8 @@ struct wb_fftb_ctx {
     struct wb_fftb_kernels kern;
     int64_t batch;                /* frames per kernel block the last STFT kernel planned here chose */
     double t_start_s;
+    double align_s;               /* wb_timer_now_s + align_s: the realtime clock, from rank 0's start */
+    double fft_on_s, fft_off_s;   /* this repetition's first transform's start, last one's end (now_s) */
     struct wb_comm_shm_group shm; /* --local shm: who maps the root's buffers */
     int use_shm;                  /* ranks on the root's node map its buffers */
     int *done_flags;              /* root: one per rank, for the end-of-gather handshake */
@@ -118,6 +120,9 @@ struct wb_fftb_timing {
      * and the clocks' exchange. Milliseconds on a healthy cluster; seconds when a rank or a link
      * stalled between windows, which the window's times cannot show. */
     double t_sync_s;
+    /* This rank's first transform's start and its last one's end on the aligned clock (realtime from
+     * rank 0's start), NaN when it transformed nothing: the aggregate rate's span. */
+    double t_fft_on_s, t_fft_off_s;
 };
 
 /* The outcome of checking a point's last repetition. */
@@ -303,7 +308,16 @@ struct wb_fftb_figures {
     double med_fft_s;             /* every rank: median of the longest rank's t_fft */
     double total_flops;           /* every rank: the sum of every rank's flops */
     double kbps;                  /* audio_bytes / 1000 / med_total_s */
-    double gflops;                /* total_flops / med_fft_s / 1e9 */
+    double *span_s;               /* every rank [reps]: the first transform's start to the last one's end
+                                   * over every rank, on the aligned clocks */
+    double med_span_s;
+    double gflops;                /* total_flops / med_span_s / 1e9 */
+    double core_gflops;           /* the best rank's own rate: one core's worth of this kernel */
+    int cores_used;               /* root: per machine, the computing ranks up to its usable cores */
+    double gflops_ceiling;        /* root: cores_used * core_gflops */
+    double kbps_ceiling;          /* root: audio at gflops_ceiling, cut to the link's bound */
+    int above;                    /* root: even the slowest repetition's GFLOPS passes gflops_ceiling */
+    int kbps_above;               /* root: the same for kB/s against kbps_ceiling */
     double rank_kbps;             /* this rank's share of the audio over its median busy time */
     double *rates;                /* root [nranks]: every rank's rank_kbps */
     double *cpu_share;            /* this rank's CPU time over its wall time */

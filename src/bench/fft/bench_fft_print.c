@@ -35,6 +35,21 @@ static void print_link(const struct wb_fftb_ctx *c, const struct wb_fftb_figures
                          (double)fg->link_out_bytes / 1e6, (double)fg->link_in_bytes / 1e6);
 }
 
+/* The ceiling line: the row's GFLOPS and kB/s against what the cores used (and the link) allow. */
+static void print_ceiling(const struct wb_fftb_figures *fg)
+{
+    if (!isfinite(fg->gflops_ceiling))
+        return;
+    wb_report_printf("#      ceiling: %.1f GFLOPS (%d core%s x %.2f, the best rank's own rate), %.0f kB/s%s\n",
+                     fg->gflops_ceiling, fg->cores_used, fg->cores_used == 1 ? "" : "s", fg->core_gflops,
+                     fg->kbps_ceiling, fg->link_bound_s > 0 ? " (with the link's bound)" : "");
+    if (fg->above || fg->kbps_above)
+        wb_report_printf("#      ABOVE THE CEILING: %s%s%s even in the slowest repetition; not a rate the cores "
+                         "can give (likely cause: the clock, or caches a smaller share fits in)\n",
+                         fg->above ? "GFLOPS" : "", fg->above && fg->kbps_above ? " and " : "",
+                         fg->kbps_above ? "kB/s" : "");
+}
+
 void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_figures *fg)
 {
     wb_report_printf("%-5d %-7s %6d %8.2f %6d %12lld %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.1f %7.2f %s\n",
@@ -43,9 +58,13 @@ void wb_fftb_print_row(const struct wb_fftb_ctx *c, const struct wb_fftb_figures
                      1e3 * fg->med_slow_s[2], 1e3 * fg->med_over_s, 1e3 * fg->med_total_s, fg->kbps, fg->gflops,
                      fg->passed ? "ok" : "FAILED");
     print_overlap(fg);
+    print_ceiling(fg);
+    int p = c->nranks - c->first_compute;
     if (fg->paired)
-        wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs\n",
-                         1e3 * fg->alone_med_s, fg->speedup.median, fg->speedup.min, fg->speedup.max, fg->reps);
+        wb_report_printf("#      paired baseline: rank 0 alone %.3f ms; speedup %.2f (min %.2f, max %.2f) over %d pairs%s\n",
+                         1e3 * fg->alone_med_s, fg->speedup.median, fg->speedup.min, fg->speedup.max, fg->reps,
+                         fg->speedup.min > p ? "; ABOVE THE CEILING p: the lone run was slow (a shared core) or "
+                                               "a rank's share fits in a cache" : "");
     if (fg->rates && c->nranks > 1 && wb_report_enabled()) {
         char line[512];
         int len = snprintf(line, sizeof line, "#      kB/s per rank:");
@@ -77,7 +96,9 @@ void wb_fftb_print_header(const struct wb_fftb_ctx *c)
     wb_report_printf("# times in ms: per repetition the slowest rank's t_dist, t_comp and t_gather (t_fft: the longest), and\n"
                      "# t_over = t_total - t_dist - t_comp - t_gather (negative where phases overlap); each column is\n"
                      "# the median over repetitions, so the columns add up per repetition, not as printed.\n"
-                     "# kB/s = audio bytes / 1000 / median t_total\n");
+                     "# kB/s = audio bytes / 1000 / median t_total\n"
+                     "# GFLOPS = flops of every rank / median span from the first rank's first transform to the last\n"
+                     "# rank's last, on clocks aligned to realtime\n");
     wb_report_printf("%-5s %-7s %6s %8s %6s %12s %9s %9s %9s %9s %9s %9s %9s %11s %7s %s\n", "#point", "scenario",
                      "files", "seconds", "ranks", "audio_bytes", "t_read", "t_dist", "t_comp", "t_fft", "t_gather",
                      "t_over", "t_total", "kB/s", "GFLOPS", "verify");

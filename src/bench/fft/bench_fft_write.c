@@ -223,6 +223,26 @@ static void write_link(struct point_out *w)
     wb_results_attr_f64(res, w->g, "link_use", fg->link_use);
 }
 
+/* Root: the aggregate rate on the aligned clocks, and the ceilings it is held to. */
+static int write_ceiling(struct point_out *w)
+{
+    const struct wb_fftb_figures *fg = w->fg;
+    struct wb_results *res = w->c->res;
+    char d[96];
+    uint64_t dims[1] = {(uint64_t)fg->reps};
+    snprintf(d, sizeof d, "%s/t_fft_span", w->g);
+    int rc = wb_results_write_f64(res, d, 1, dims, fg->span_s, "s");
+    wb_results_attr_f64(res, w->g, "gflops", fg->gflops);
+    wb_results_attr_f64(res, w->g, "kBps", fg->kbps);
+    wb_results_attr_f64(res, w->g, "core_gflops", fg->core_gflops);
+    wb_results_attr_i64(res, w->g, "cores_used", fg->cores_used);
+    wb_results_attr_f64(res, w->g, "gflops_ceiling", fg->gflops_ceiling);
+    wb_results_attr_f64(res, w->g, "kBps_ceiling", fg->kbps_ceiling);
+    wb_results_attr_i64(res, w->g, "gflops_above_ceiling", fg->above);
+    wb_results_attr_i64(res, w->g, "kBps_above_ceiling", fg->kbps_above);
+    return rc;
+}
+
 /* Collective: every rank's events of the last repetition, as the timeline dataset of group g. */
 static int write_timeline(struct wb_fftb_ctx *c, const char *g)
 {
@@ -289,7 +309,9 @@ static int write_schedule(struct point_out *w)
     wb_results_attr_i64(c->res, w->g, "chunk_frames",
                         c->f->schedule == WB_SCHED_PHASED || c->baseline ? 0 : c->pipe.chunk);
     write_link(w);
+    int crc = write_ceiling(w);
     int trc = write_timeline(c, w->g);
+    trc = trc ? trc : crc;
 #ifdef WB_TEST_FAULTS
     dump_results(c, w->g);
 #endif

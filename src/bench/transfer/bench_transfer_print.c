@@ -7,6 +7,7 @@
 
 #include "bench/transfer/bench_transfer_int.h"
 #include "core/report.h"
+#include "io/results.h"
 #include "core/stats.h"
 #include "core/timer.h"
 
@@ -214,6 +215,60 @@ static void p2p_title(const struct wb_transfer_run *r, const struct wb_transfer_
                         list, STATS_P2P, tr->test == WB_TRANSFER_BIBW ? " (both directions)" : "");
 }
 
+/* Bytes per second pair p of the test cannot pass: one machine's memcpy when both ends share it (the
+ * bytes go through its memory), else the slower end's line rate, per_op times for both ways. */
+static double pair_ceiling(const struct wb_ceiling_machine *m, const int *machine_of, int a, int b, double per_op)
+{
+    const struct wb_ceiling_machine *ma = &m[machine_of[a]], *mb = &m[machine_of[b]];
+    if (ma == mb)
+        return ma->copy_Bps;
+    int mbps = ma->link_mbps < mb->link_mbps ? ma->link_mbps : mb->link_mbps;
+    return mbps > 0 ? per_op * mbps * 1e6 / 8 : NAN;
+}
+
+/* The ceiling line under a point-to-point table: how many sizes and pairs passed their ceiling even
+ * at their slowest repetition, and the one furthest above it. */
+static void print_ceiling(const struct wb_transfer_run *r, const struct wb_transfer_test_run *tr,
+                          const struct wb_transfer_summary *sm, const char *name)
+{
+    int nm = 0, above = 0, checked = 0;
+    const int *machine_of = NULL;
+    const struct wb_ceiling_machine *m = wb_results_machines(r->res, &nm, &machine_of);
+    if (!m || !machine_of || r->t->format != WB_TRANSFER_FMT_TABLE)
+        return;
+    double per_op = tr->def->bytes_per_op, worst = 0, worst_mbps = 0, worst_ceil = NAN;
+    int64_t worst_bytes = 0;
+    for (int p = 0; p < sm->C; p++) {
+        double ceil = pair_ceiling(m, machine_of, tr->pairs[p][0], tr->pairs[p][1], per_op);
+        for (int s = 0; s < sm->S && isfinite(ceil); s++) {
+            size_t at = (size_t)s * (size_t)sm->C + (size_t)p;
+            double low = per_op * (double)tr->bytes[s] / sm->t_max[at];
+            checked++;
+            if (!(low > ceil))
+                continue;
+            above++;
+            if (low / ceil > worst) {
+                worst = low / ceil;
+                worst_mbps = per_op * (double)tr->bytes[s] / sm->t_med[at] / 1e6;
+                worst_ceil = ceil;
+                worst_bytes = tr->bytes[s];
+            }
+        }
+    }
+    if (!checked)
+        wb_transfer_say(r, "#   ceiling: unknown (the link reports no speed)\n");
+    else if (!above)
+        wb_transfer_say(r, "#   ceiling: every size and pair within its ceiling (one machine: its memcpy; "
+                           "between machines: the line rate)\n");
+    else
+        wb_transfer_say(r, "#   ABOVE THE CEILING: %s, %d of %d sizes and pairs even at their slowest repetition; "
+                           "the most, %.2f MB/s at %lld B against %.2f MB/s (likely cause: %s)\n", name, above, checked,
+                        worst_mbps, (long long)worst_bytes, worst_ceil / 1e6,
+                        machine_of[tr->pairs[0][0]] == machine_of[tr->pairs[0][1]]
+                            ? "caches: the message fits in a cache, faster than memory"
+                            : "the clocks, or a link faster than it reports");
+}
+
 static int print_p2p(struct wb_transfer_run *r, const struct wb_transfer_test_run *tr,
                      const struct wb_transfer_summary *sm, const char *name)
 {
@@ -230,6 +285,8 @@ static int print_p2p(struct wb_transfer_run *r, const struct wb_transfer_test_ru
             snprintf(w.pair, sizeof w.pair, "%d:%d", tr->pairs[0][0], tr->pairs[0][1]);
         print_row(r, name, &w, 0, rows++);
     }
+    if (r->rank == 0)
+        print_ceiling(r, tr, sm, name);
     if (C == 1 || !r->t->full)
         return rows;
     if (table)
