@@ -318,7 +318,10 @@ def test_o_direct_refused_falls_back_and_says_so(disk):
 
 def test_timeout_keeps_the_points_before_it(disk):
     out = disk / "t.h5"
-    r = run_wb(2, "io", "--dir", str(disk), "--tests", "all", *QUICK, "--time", "0.6", "--timeout", "1.5", "-o", str(out))
+    # Sized by time, not by --size: each of the 10 points aims at 0.8 s on any machine, so the run
+    # takes about 8 s, past the 4 s deadline, with the first points done before it.
+    r = run_wb(2, "io", "--dir", str(disk), "--tests", "all", "--time", "0.8", "--reps", "2", "--warmup", "0",
+               "--timeout", "4", "-o", str(out))
     assert r.returncode == 4, r.stderr
     assert any("--timeout" in l for l in error_lines(r.stderr)), r.stderr
     with h5py.File(out) as f:
