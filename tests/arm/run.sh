@@ -69,7 +69,9 @@ sync_tree() {
     fi
     while IFS= read -r -d '' f; do
         [ -f "$f" ] || continue
-        if ! cmp -s "$f" "$dst/$f"; then mkdir -p "$dst/$(dirname "$f")" && cp -p "$f" "$dst/$f"; fi
+        # A changed file gets the time of the copy, not its own: an object the root built from its last
+        # content can be newer than that, and make would keep the stale object.
+        if ! cmp -s "$f" "$dst/$f"; then mkdir -p "$dst/$(dirname "$f")" && cp --preserve=mode "$f" "$dst/$f"; fi
     done <"$list"
     # Files the tree no longer has (moved or deleted), outside the build folders, go too.
     (cd "$dst" && find . -type f ! -path './build*' ! -name '*.pyc' -printf '%P\0') | sort -z >"$list.old"
