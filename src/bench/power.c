@@ -419,7 +419,10 @@ static void measure_idle(int any_source)
     else
         t1 = mono_s();
     pw.idle_win_s = win > 0 ? t1 - t0 : 0;
-    if (has && win > 0 && g1 == g0)
+    /* A counter that never moved through the window is stuck (or its writer is), as in a repetition:
+     * its idle power is unknown, not 0 W. */
+    int stuck = has && is_counter() && e1 == e0;
+    if (has && win > 0 && g1 == g0 && !stuck)
         pw.idle_w = (e1 - e0) / (t1 - t0);
     if (has && !is_counter()) {
         double nominal = pw.kind == K_PI5 ? PI5_PERIOD_S : HWMON_PERIOD_S;

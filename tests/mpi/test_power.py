@@ -30,8 +30,14 @@ def advancing(path: Path, watts: float, max_uj: int = 0, stop: Path | None = Non
     p = subprocess.Popen([PYTHON, str(HELPER), str(path), str(watts), str(max_uj), "0.001"]
                          + ([str(stop), str(stop_delay_s)] if stop else []))
     try:
-        time.sleep(0.2)
+        # Wait for the helper's first write (a fixed sleep lost the race on a busy machine: the
+        # idle window then read the file's initial 0 throughout).
+        first = path.read_text()
+        deadline = time.monotonic() + 10
+        while path.read_text() == first and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert p.poll() is None, "the fake counter stopped"
+        assert path.read_text() != first or watts == 0, "the fake counter did not start within 10 s"
         yield
     finally:
         p.terminate()
@@ -329,3 +335,16 @@ def test_counter_that_stops_moving_gives_nan_not_zero_joules(tmp_path):
     # Never 0 J: a repetition read the moving counter (about 5 W) or the stuck one (NaN).
     assert (np.isnan(e) | (e > 0)).all(), e
     assert np.isnan(e).sum() >= 10, e
+
+
+def test_counter_that_never_moves_gives_no_idle_power_not_zero_watts(tmp_path):
+    # No helper: the energy counter holds its first value through the whole idle window (and a
+    # warning names the file); the idle power is unknown, never 0 W.
+    root = tmp_path / "still"
+    fake_power.hwmon_tree(root, energy=True)
+    r = run(2, root, tmp_path / "n.h5", "--sweep", "sizes", "--seconds", "100", "--reps", "2", "--power-idle", "0.3")
+    assert r.returncode == 0, r.stderr
+    assert "energy1_input changed 0 times" in r.stderr, r.stderr
+    f = h5py.File(tmp_path / "n.h5", "r")
+    assert sources(f) == ["hwmon", "shared"]
+    assert np.isnan(f["power/idle_w"][0])
