@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import FAULTS_BIN, error_lines, run_faults, run_faults_each, run_wb
+from conftest import FAULTS_BIN, MachineLoad, error_lines, run_faults, run_faults_each, run_wb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_power  # noqa: E402
@@ -88,7 +88,8 @@ def test_rapl_at_15_w_with_wraps(tmp_path):
     psys.unlink()
     psys.mkdir()
     t0 = time.monotonic()
-    with advancing(pkg, 15, 3_000_000):
+    # Three busy processes: the two ranks and the counter's writer.
+    with advancing(pkg, 15, 3_000_000), MachineLoad(cores=3) as load:
         # About 60 ms a repetition here, some 50 counter updates in each: a CPU twice as fast, or a
         # counter writer that waits for a core, still leaves each repetition over 10 update periods.
         f = fft(2, root, tmp_path / "r.h5", "--seconds", "720", "--reps", "8", "--power-idle", "0.5")
@@ -104,7 +105,16 @@ def test_rapl_at_15_w_with_wraps(tmp_path):
     e, t = g["energy_j"][()], g["t_total"][()]
     assert e.shape == (8, 2) and g["energy_j"].attrs["units"] == "J"
     assert np.isnan(e[:, 1]).all()
-    assert np.median(e[:, 0] / (15 * t)) == pytest.approx(1, abs=0.05)
+    # A repetition in which the writer waited for a core throughout reads a stuck counter (NaN, as it
+    # must); on a quiet machine none does, on a busy one the others still read 15 W.
+    ratio = e[:, 0] / (15 * t)
+    finite = np.isfinite(ratio)
+    busy = load.busy()
+    if busy is None:
+        assert finite.all(), ratio
+    elif finite.sum() < 2:
+        pytest.skip(f"{busy}; {8 - finite.sum()} of 8 repetitions read a counter whose writer waited for a core")
+    assert np.median(ratio[finite]) == pytest.approx(1, abs=0.05)
     assert (g["power_short"][()] == 0).all(), (f["power/period_s"][0], t)
     window = g["t_end_utc"][()] - g["t_start_utc"][()]
     assert window == pytest.approx(t, abs=0.005)
