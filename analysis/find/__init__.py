@@ -70,7 +70,7 @@ class Findings:
     loads: tuple[tuple[Run, list, object], ...]  # (run, load step stats, saturation)
     buys: tuple[buys.Row, ...]  # "What the cluster buys", with energy and cost beside each row
     # each section's own figures (None only while derive_findings builds them)
-    runs_tables: tuple[Table, ...] = ()  # provenance, hosts
+    runs_tables: tuple[Table, ...] = ()  # provenance, own cost, hosts
     buys_page: BuysPage | None = None
     upgrade: tuple[whatif.UpgradePage, ...] = ()  # "What an upgrade buys", one per series
     fft: FftFindings | None = None
@@ -150,7 +150,8 @@ def _sections(ctx: Findings) -> Findings:
     base = ctx.baselines[0] if ctx.baselines else None
     rows = ctx.buys
     parts = dict(
-        runs_tables=(tables.provenance(list(ctx.runs), base), tables.hosts(list(ctx.runs))),
+        runs_tables=tuple(t for t in (tables.provenance(list(ctx.runs), base), tables.own_cost(list(ctx.runs)),
+                                      tables.hosts(list(ctx.runs))) if t is not None),
         buys_page=BuysPage(buys.LEAD if rows else buys.NONE,
                            buys.table(list(rows)) if rows else None,
                            tuple(buys.statements(list(rows))) if rows else ()),

@@ -26,6 +26,7 @@ import h5py  # noqa: E402  (after the environment is set)
 from .. import SCHEMA  # noqa: E402
 from .h5groups import (BadData, read_attrs, read_compound, read_load_step, read_pairs_all,  # noqa: E402
                        read_point, read_transfer)
+from .owntime import read_own  # noqa: E402
 from .runs import IoGroup, Run  # noqa: E402
 from .storage import read_devices, read_io_point  # noqa: E402
 
@@ -289,6 +290,7 @@ def _read_body(fh: h5py.File, run: Run) -> None:
                 run.load_steps.append(step)
     if "io" in fh:
         _read_io(fh["io"], run)
+    run.own = _guard(run, "the run's own time", read_own, fh)
 
 
 def _read_io(io: h5py.Group, run: Run) -> None:

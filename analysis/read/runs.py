@@ -255,6 +255,9 @@ class Run:
     io: IoGroup | None = None  # /io (wulfbench io); None in files without it
     # /ceilings/machines: the hosts grouped by the kernel's boot_id ([] in files before it)
     machines: list[dict[str, Any]] = field(default_factory=list)
+    # the run's own timeline and its windows' stored times (analysis.read.owntime.OwnRecord); None
+    # when they could not be read
+    own: Any = None
 
     @property
     def label(self) -> str:

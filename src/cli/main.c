@@ -89,8 +89,9 @@ static void print_oversubscribed(const struct wb_results *res, int to_stderr)
     }
 }
 
-/* The subcommand, inside its result file when it has one. Collective. */
-static int run(struct wb_options *o)
+/* The subcommand, inside its result file when it has one; t_main_utc is when main began, for the
+ * file's own-time attributes. Collective. */
+static int run(struct wb_options *o, double t_main_utc)
 {
     if (!o->sub->results_file || (o->sub->no_file && o->sub->no_file(o)))
         return wb_comm_agree(o->sub->run(o, NULL));
@@ -108,7 +109,11 @@ static int run(struct wb_options *o)
     }
     print_oversubscribed(res, o->sub->stdout_taken && o->sub->stdout_taken(o));
     rc = wb_power_start(res);
+    /* What the start-up cost stays in it: the parts count from here. */
+    wb_timer_parts_reset();
+    double t_run_start_utc = wb_timer_utc_s();
     rc = rc ? rc : o->sub->run(o, res);
+    wb_results_timeline(res, t_main_utc, t_run_start_utc, wb_timer_utc_s());
     wb_power_close();
     if (rc == WB_EMPI) {
         /* A failed MPI call may leave ranks out of step; stopping all of them is the only safe way out. */
@@ -149,6 +154,7 @@ static int epilog(struct wb_options *o, int rc, int mpi_up)
 
 int main(int argc, char **argv)
 {
+    double t_main_utc = wb_timer_utc_s();
     struct wb_options o;
     int mpi_up = 0;
     /* The build makes the man page and the completion script with these; they need no MPI. */
@@ -156,6 +162,6 @@ int main(int argc, char **argv)
         return 0;
     int rc = prolog(&argc, &argv, &o, &mpi_up);
     if (rc == 0)
-        rc = run(&o);
+        rc = run(&o, t_main_utc);
     return epilog(&o, rc, mpi_up);
 }

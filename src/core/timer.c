@@ -47,6 +47,25 @@ double wb_timer_thread_cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+double wb_timer_utc_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double parts_s[WB_TIMER_NPARTS];
+
+void wb_timer_part_add(enum wb_timer_part part, double s) { parts_s[part] += s; }
+
+double wb_timer_part_s(enum wb_timer_part part) { return parts_s[part]; }
+
+void wb_timer_parts_reset(void)
+{
+    for (int i = 0; i < WB_TIMER_NPARTS; i++)
+        parts_s[i] = 0;
+}
+
 double wb_timer_real_minus_now_s(void)
 {
     /* The realtime read bracketed by two MPI_Wtime reads; the tightest of a few brackets wins. */

@@ -23,6 +23,17 @@ double wb_timer_tick_s(void);
  * time the host gave to another guest is not in it; nor is time another process had the core. Local. */
 double wb_timer_thread_cpu_s(void);
 
+/* CLOCK_REALTIME in s since 1970-01-01 UTC; callable before MPI starts. Local. */
+double wb_timer_utc_s(void);
+
+/* The run's own time by part on this process, for the file's own_*_s attributes (docs/schema.md): FFTW
+ * planning, clock alignment, the result file's HDF5 calls. Each site adds what it spent; main zeroes
+ * the parts as the subcommand starts, so start-up keeps its own share. Local, the main thread only. */
+enum wb_timer_part { WB_TIMER_PLAN, WB_TIMER_ALIGN, WB_TIMER_WRITE, WB_TIMER_NPARTS };
+void wb_timer_part_add(enum wb_timer_part part, double s);
+double wb_timer_part_s(enum wb_timer_part part);
+void wb_timer_parts_reset(void);
+
 /* Sleep for s seconds (nanosleep, resumed after signals); nothing for s <= 0. Local. */
 void wb_timer_sleep_s(double s);
 

@@ -188,6 +188,7 @@ static int make_plans(struct wb_fft_kernel *k, int effort)
      * matched, and --plan patient planned afresh in every process, perhaps another plan each time,
      * and no faster. The inverse is for checks only. */
     unsigned flags = effort_flags(effort);
+    double t0 = wb_timer_now_s();
     if (k->precision == WB_FFT_DOUBLE) {
         k->pd = fftw_plan_dft_r2c_1d(ni, k->in, k->out, flags);
         k->pd_inv = fftw_plan_dft_c2r_1d(ni, k->out, k->check_out, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
@@ -195,6 +196,7 @@ static int make_plans(struct wb_fft_kernel *k, int effort)
         k->pf = fftwf_plan_dft_r2c_1d(ni, k->in, k->out, flags);
         k->pf_inv = fftwf_plan_dft_c2r_1d(ni, k->out, k->check_out, FFTW_ESTIMATE | FFTW_DESTROY_INPUT);
     }
+    wb_timer_part_add(WB_TIMER_PLAN, wb_timer_now_s() - t0);
     int ok = k->precision == WB_FFT_DOUBLE ? k->pd && k->pd_inv : k->pf && k->pf_inv;
     k->align_in = alignment_of(k, k->in);
     k->align_out = alignment_of(k, k->out);

@@ -255,6 +255,7 @@ int wb_fftmpi_create(struct wb_fftmpi **out, const struct wb_fftmpi_layout *l, i
     unsigned flags = effort_flags(effort);
     /* wb_fftmpi_layout refused any shape whose sizes do not fit in ptrdiff_t. */
     ptrdiff_t n0 = (ptrdiff_t)l->n[0], c0 = (ptrdiff_t)l->c0, c1 = (ptrdiff_t)l->c1;
+    double t0 = wb_timer_now_s();
     if (l->dims == 1) {
         p->fwd_1d = MAKE(p, mpi_plan_dft_1d, n0, p->buf, p->out, comm, FFTW_FORWARD, flags);
         p->bwd_1d = MAKE(p, mpi_plan_dft_1d, n0, p->out, p->buf, comm, FFTW_BACKWARD, flags);
@@ -266,6 +267,7 @@ int wb_fftmpi_create(struct wb_fftmpi **out, const struct wb_fftmpi_layout *l, i
                          FFTW_MPI_DEFAULT_BLOCK, p->buf, p->buf, comm, flags);
         plan_local(p, flags);
     }
+    wb_timer_part_add(WB_TIMER_PLAN, wb_timer_now_s() - t0);
     if (!plans_made(p)) {
         wb_fftmpi_destroy(&p);
         return wb_error_set(WB_EFFTW, "FFTW-MPI could not plan a %s transform of %lld x %lld x %lld points",

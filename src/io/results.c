@@ -595,12 +595,7 @@ static int finish(struct wb_results *r, const char *status, int verified)
         wb_results_attr_str_held(r, "/", "status", status);
         wb_results_attr_held(r, "/", "verified", H5T_NATIVE_INT64, &v);
         wb_results_attr_held(r, "/", "points_completed", H5T_NATIVE_INT64, &points);
-        if (r->rss_max_bytes > 0) {
-            int64_t q = r->rss_max_rank;
-            wb_results_attr_held(r, "/", "peak_rss_rank0_bytes", H5T_NATIVE_DOUBLE, &r->rss_rank0_bytes);
-            wb_results_attr_held(r, "/", "peak_rss_max_bytes", H5T_NATIVE_DOUBLE, &r->rss_max_bytes);
-            wb_results_attr_held(r, "/", "peak_rss_max_rank", H5T_NATIVE_INT64, &q);
-        }
+        wb_results_write_own(r);
         write_hosts(r);
         wb_results_reserve(r);
     }
@@ -657,6 +652,9 @@ int wb_results_close(struct wb_results **rp, int rc)
                 r->rss_max_bytes = temps[r->nranks + (r->rss_max_rank = q)];
         }
         r->rss_rank0_bytes = temps ? temps[r->nranks] : 0;
+        r->t_close_utc = wb_timer_utc_s();
+        for (int k = 0; k < WB_TIMER_NPARTS; k++)
+            r->own_s[k] = wb_timer_part_s((enum wb_timer_part)k);
         int werr = r->err;
         int frc = finish(r, status, verified);
         wb_results_unlock();

@@ -187,6 +187,10 @@ int wb_results_flush_alone(struct wb_results *r);
 /* Points flushed so far (rank 0; 0 elsewhere). Local. */
 int wb_results_points(const struct wb_results *r);
 
+/* Rank 0: the run's timeline for the close's own-time attributes (docs/schema.md): main's entry, the
+ * subcommand's start and its end, each wb_timer_utc_s. Local; a no-op elsewhere. */
+void wb_results_timeline(struct wb_results *r, double t_main_utc, double t_run_start_utc, double t_run_end_utc);
+
 /* End the file with the run's rc (0 or a negative WB_E* code, agreed on all ranks). The status is
  * "complete" (rc 0, verified 1), "invalid" (WB_EVERIFY, verified 0), "timeout" (WB_ETIMEOUT) or
  * "failed"; /hosts temperatures are refreshed, the file closed, and PATH.partial renamed to PATH

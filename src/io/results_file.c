@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +15,27 @@
 
 #include "core/error.h"
 #include "core/safeio.h"
+#include "core/timer.h"
 
 /* HDF5 is not thread-safe and the watchdog thread may end the file (wb_results_abandon): every
  * HDF5 call runs under this lock, which is never held across an MPI call. */
 static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The main thread takes it through wb_results_lock, the watchdog's thread through wb_results_lock_within
+ * (NaN here): the time the main thread holds it is the run's writing. */
+static double locked_at_s = NAN;
 
-void wb_results_lock(void) { pthread_mutex_lock(&h5_lock); }
-void wb_results_unlock(void) { pthread_mutex_unlock(&h5_lock); }
+void wb_results_lock(void)
+{
+    pthread_mutex_lock(&h5_lock);
+    locked_at_s = wb_timer_now_s();
+}
+
+void wb_results_unlock(void)
+{
+    if (!isnan(locked_at_s))
+        wb_timer_part_add(WB_TIMER_WRITE, wb_timer_now_s() - locked_at_s);
+    pthread_mutex_unlock(&h5_lock);
+}
 
 int wb_results_lock_within(double wait_s)
 {
@@ -29,7 +44,10 @@ int wb_results_lock_within(double wait_s)
     long ns = until.tv_nsec + (long)((wait_s - (double)(time_t)wait_s) * 1e9);
     until.tv_sec += (time_t)wait_s + ns / 1000000000L;
     until.tv_nsec = ns % 1000000000L;
-    return pthread_mutex_timedlock(&h5_lock, &until) == 0;
+    if (pthread_mutex_timedlock(&h5_lock, &until) != 0)
+        return 0;
+    locked_at_s = NAN;
+    return 1;
 }
 
 static herr_t find_errno(unsigned n, const H5E_error2_t *e, void *data)
@@ -220,3 +238,34 @@ int wb_results_reserve(struct wb_results *r)
     return r->err ? r->err : (r->err = wb_error_set(WB_EIO, "%s: cannot write: %s", r->partial, wb_results_why(e)));
 }
 
+
+void wb_results_timeline(struct wb_results *r, double t_main_utc, double t_run_start_utc, double t_run_end_utc)
+{
+    if (!r || r->rank != 0)
+        return;
+    r->t_main_utc = t_main_utc;
+    r->t_run_start_utc = t_run_start_utc;
+    r->t_run_end_utc = t_run_end_utc;
+}
+
+void wb_results_write_own(struct wb_results *r)
+{
+    if (r->rss_max_bytes > 0) {
+        int64_t q = r->rss_max_rank;
+        wb_results_attr_held(r, "/", "peak_rss_rank0_bytes", H5T_NATIVE_DOUBLE, &r->rss_rank0_bytes);
+        wb_results_attr_held(r, "/", "peak_rss_max_bytes", H5T_NATIVE_DOUBLE, &r->rss_max_bytes);
+        wb_results_attr_held(r, "/", "peak_rss_max_rank", H5T_NATIVE_INT64, &q);
+    }
+    /* Only a close that main's timeline reached: the watchdog's close has neither. */
+    if (!(r->t_main_utc > 0 && r->t_close_utc > 0))
+        return;
+    const struct {
+        const char *name;
+        const double *v;
+    } a[] = {{"t_main_utc", &r->t_main_utc}, {"t_run_start_utc", &r->t_run_start_utc},
+             {"t_run_end_utc", &r->t_run_end_utc}, {"t_close_utc", &r->t_close_utc},
+             {"own_plan_s", &r->own_s[WB_TIMER_PLAN]}, {"own_clock_align_s", &r->own_s[WB_TIMER_ALIGN]},
+             {"own_write_s", &r->own_s[WB_TIMER_WRITE]}};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        wb_results_attr_held(r, "/", a[i].name, H5T_NATIVE_DOUBLE, a[i].v);
+}

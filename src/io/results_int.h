@@ -1,5 +1,6 @@
 /* results internals, shared by results.c (groups, datasets, attributes, open and close) and
- * results_file.c (creating the file safely, a full disk, the lock the watchdog thread shares) and
+ * results_file.c (creating the file safely, a full disk, the lock the watchdog thread shares, the
+ * attributes of what the run itself cost) and
  * results_hosts.c (the /hosts columns of hostfacts), and results_io.c (io's /io/devices and its HDF5 test
  * file). These are the only files that include hdf5.h. */
 #ifndef WB_RESULTS_INT_H
@@ -8,6 +9,7 @@
 #include <hdf5.h>
 #include <sys/types.h>
 
+#include "core/timer.h"
 #include "io/results.h"
 
 #define PATH_CAP 4096
@@ -24,6 +26,9 @@ struct wb_results {
     struct wb_host *hosts;  /* rank 0: every rank's facts */
     double rss_rank0_bytes, rss_max_bytes; /* rank 0, at close: peak resident memory (VmHWM), 0 unknown */
     int rss_max_rank;
+    /* Rank 0: the run's timeline (UTC s; t_close_utc 0 until the close reads it) and its own parts then. */
+    double t_main_utc, t_run_start_utc, t_run_end_utc, t_close_utc;
+    double own_s[WB_TIMER_NPARTS]; /* plan, clock alignment, writing: wb_timer_part_s at t_close_utc */
     struct wb_ceiling_machine *machines; /* rank 0: the machines of hosts, grouped by boot_id */
     int nmachines;
     int *machine_of;        /* rank 0 [nranks]: each rank's machine */
@@ -65,6 +70,10 @@ hid_t wb_results_fixed_string(size_t len);
  * a UTF-8 string; 0 or the sticky error. */
 int wb_results_attr_held(struct wb_results *r, const char *obj, const char *name, hid_t type, const void *value);
 int wb_results_attr_str_held(struct wb_results *r, const char *obj, const char *name, const char *value);
+
+/* Rank 0, the lock held: the root attributes of what the run itself cost (peak memory; with a timeline,
+ * its times and own parts), for the close. */
+void wb_results_write_own(struct wb_results *r);
 
 /* Add the hostfacts members of struct wb_host to the /hosts compound type t. */
 void wb_results_host_facts_type(hid_t t);

@@ -453,21 +453,22 @@ static int clock_probe(const struct wb_comm_clock *k, int peer, double timeout_s
 
 int wb_comm_clock_offsets(const struct wb_comm_clock *k, int first, int n, double timeout_s, double *offset_s)
 {
-    for (int i = 0; i < n; i++) {
+    double t0 = wb_timer_now_s();
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
         double best_rtt = INFINITY;
         offset_s[i] = 0;
-        for (int p = 0; p < k->nprobe; p++) {
+        for (int p = 0; rc == 0 && p < k->nprobe; p++) {
             double rtt, off;
-            int rc = clock_probe(k, first + i, timeout_s, &rtt, &off);
-            if (rc)
-                return rc;
-            if (rtt < best_rtt) {
+            rc = clock_probe(k, first + i, timeout_s, &rtt, &off);
+            if (rc == 0 && rtt < best_rtt) {
                 best_rtt = rtt;
                 offset_s[i] = off;
             }
         }
     }
-    return 0;
+    wb_timer_part_add(WB_TIMER_ALIGN, wb_timer_now_s() - t0);
+    return rc;
 }
 
 int wb_comm_clock_answer(const struct wb_comm_clock *k, int root, double timeout_s, double poll_s)

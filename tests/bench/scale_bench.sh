@@ -2,7 +2,8 @@
 # How wulfbench's own cost grows with the ranks: a short `wulfbench suite` at 4, 16 and 64 ranks
 # (oversubscribed where the machine has fewer cores), and for each the result file's size, rank 0's
 # and the largest rank's peak memory (VmHWM, which the file records at close), the wall time outside
-# the measured windows, and the time and memory the report takes to build. Prints the figures, their
+# the measured windows (mpirun's, less the windows by the report's rule) and rank 0's split of it, and
+# the time and memory the report takes to build. Prints the figures, their
 # growth per step and the exponent b of cost ~ ranks^b. Wall times on a shared machine are noisy and
 # only printed; the run fails (exit 1) only when the file or rank 0's memory grows faster than
 # ranks^1.2, which no other job beside it can cause.
@@ -43,8 +44,9 @@ done
 "$PYTHON" - "$out" $RANKS <<'PY'
 import math, os, re, sys
 from pathlib import Path
-import h5py
-import numpy as np
+sys.path.insert(0, os.getcwd())
+from analysis.derive.owntime import own_time
+from analysis.read.reader import open_run
 
 out, ranks = Path(sys.argv[1]), [int(v) for v in sys.argv[2:]]
 
@@ -58,47 +60,17 @@ def gnu_time(path):
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)) * 1024
     return secs, rss
 
-def measured_windows_s(f):
-    """The sum of the windows the file times: every repetition that has a UTC start and end (fft, its
-    paired baseline, dfft, load steps), io's first open to last close per repetition, and transfer's
-    recorded repetitions (pingpong: 2 x batch half round trips; bw, bibw: a window of messages)."""
-    total = 0.0
-    def visit(name, obj):
-        nonlocal total
-        if isinstance(obj, h5py.Group) and "t_start_utc" in obj and "t_end_utc" in obj:
-            total += float(np.nansum(obj["t_end_utc"][()] - obj["t_start_utc"][()]))
-    f.visititems(visit)
-    for g in f.get("io", {}).values():
-        if isinstance(g, h5py.Group) and "t_start" in g:
-            s, e = g["t_start"][()], g["t_end"][()]
-            total += float(np.nansum(np.nanmax(e, axis=1) - np.nanmin(s, axis=1)))
-    for name, g in f.get("transfer", {}).items():
-        if not isinstance(g, h5py.Group) or "t" not in g:
-            continue
-        t, reps = g["t"][()], g["reps"][()]
-        for s in range(t.shape[0]):
-            per_rep = np.nanmax(t[s, : int(reps[s])], axis=1)
-            mult = 1.0
-            if name == "pingpong" and "batch" in g:
-                mult = 2.0 * float(g["batch"][s])
-            elif name in ("bw", "bibw") and "window" in g:
-                mult = float(g["window"][s])
-            total += float(np.nansum(per_rep)) * mult
-    return total
-
 rows = []
 for np_ in ranks:
     h5 = out / f"suite-np{np_}.h5"
     wall, _ = gnu_time(out / f"time-np{np_}.txt")
     rep_s, rep_rss = gnu_time(out / f"report-time-np{np_}.txt")
-    with h5py.File(h5, "r") as f:
-        a = f.attrs
-        points = int(a["points_completed"])
-        rss0 = float(a.get("peak_rss_rank0_bytes", math.nan))
-        rssmax = float(a.get("peak_rss_max_bytes", math.nan))
-        windows = measured_windows_s(f)
-    rows.append(dict(ranks=np_, points=points, file=os.path.getsize(h5), rss0=rss0, rssmax=rssmax, wall=wall,
-                     windows=windows, own=wall - windows, report=rep_s, report_rss=rep_rss))
+    run = open_run(h5)
+    # The windows' rule and the file's own split of its wall time are the report's (analysis/derive/owntime.py).
+    own = own_time(run.own)
+    rows.append(dict(ranks=np_, points=int(run.attrs["points_completed"]), file=os.path.getsize(h5),
+                     rss0=own.rss_rank0_bytes, rssmax=own.rss_max_bytes, wall=wall, windows=own.windows_s,
+                     own=wall - own.windows_s, report=rep_s, report_rss=rep_rss, split=own))
 
 print("\n# wulfbench suite --reps 1 -x 0 --power none on %d cores; where the ranks outnumber them, every time"
       " includes the wait for a core, and an all-to-all's p^2 messages run one after another" % os.cpu_count())
@@ -108,6 +80,15 @@ for r in rows:
     print("%6d %6d %12.1f %12.1f %12.1f %9.1f %10.1f %9.1f %10.1f %13.1f" % (
         r["ranks"], r["points"], r["file"] / 1e3, r["rss0"] / 1e6, r["rssmax"] / 1e6, r["wall"], r["windows"],
         r["own"], r["report"], r["report_rss"] / 1e6))
+
+print("\n# the time outside the windows as rank 0 split it (s): its wall time, from main's entry to the file's"
+      " close (mpirun's own start and end are outside it), start-up before the subcommand, FFTW planning, clock"
+      " alignment, writing the file, the rest between the windows")
+print("%6s %9s %9s %9s %9s %9s %9s" % ("ranks", "wall_s", "startup", "plan", "align", "write", "rest"))
+for r in rows:
+    o = r["split"]
+    print("%6d %9.1f %9.1f %9.1f %9.2f %9.2f %9.1f" % (r["ranks"], o.wall_s, o.startup_s, o.plan_s, o.clock_align_s,
+                                                     o.write_s, o.other_s))
 
 keys = [("file", "file size"), ("rss0", "rank 0 peak memory"), ("own", "wall time outside the windows"),
         ("report", "report build time"), ("report_rss", "report peak memory")]

@@ -84,6 +84,35 @@ def test_a_cgroup_quota_makes_two_ranks_oversubscribed(tmp_path):
         assert f["ceilings"].attrs["oversubscribed_machines"] == 1
 
 
+@needs_fftw_mpi
+def test_an_oversubscribed_dfft_left_to_its_default_plans_with_estimate_and_says_why(tmp_path):
+    if not FAULTS_BIN.exists():
+        pytest.fail(f"{FAULTS_BIN} is missing: run make {FAULTS_BIN.relative_to(ROOT)}")
+    quota = {"WB_SYSFS_ROOT": str(fake_quota(tmp_path / "root"))}
+
+    def dfft(name: str, env: dict, *extra: str) -> tuple[str, str, str]:
+        out = tmp_path / f"{name}.h5"
+        r = subprocess.run([*launcher(2, env), str(FAULTS_BIN), "dfft", "--dims", "3", "--n", "32", "--reps", "1",
+                            "-x", "0", "--power", "none", *extra, "-o", str(out)], capture_output=True, text=True,
+                           timeout=120, env=mpi_env() | env, cwd=ROOT, stdin=subprocess.DEVNULL)
+        assert r.returncode == 0, r.stderr
+        with h5py.File(out) as f:
+            return r.stdout, text(f["dfft/p000"].attrs["plan"]), text(f["dfft/p000"].attrs["plan_why"])
+
+    # Two ranks on the half CPU the quota allows: measuring would time transposes taking turns.
+    stdout, plan, why = dfft("auto", quota)
+    assert plan == "estimate", stdout
+    assert "not the default measure" in why and "runs 2 ranks on 1 usable core" in why and "--plan measure" in why
+    assert ", plan estimate," in stdout and f"# plan: {why}" in stdout
+    # Asked for, measure is kept.
+    stdout, plan, why = dfft("asked", quota, "--plan", "measure")
+    assert (plan, why) == ("measure", "") and "# plan:" not in stdout
+    if (os.cpu_count() or 1) >= 2:
+        # A core for each rank: the default stands.
+        stdout, plan, why = dfft("roomy", {})
+        assert (plan, why) == ("measure", ""), stdout
+
+
 def ceilings_rows(report: Path) -> list[dict]:
     with open(report / "ceilings.csv", newline="") as fh:
         return list(csv.DictReader(fh))

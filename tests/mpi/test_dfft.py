@@ -113,7 +113,10 @@ def test_hdf5_contents(tmp_path):
         g = f["dfft/p001"]
         a = g.attrs
         assert (a["dims"], a["shape"], a["n"], a["kind"], a["precision"]) == (3, "32x32x32", 32 ** 3, "r2c", "double")
-        assert (a["transposed_out"], a["reps"], a["warmup"], a["plan"]) == (0, 3, 1, "measure")
+        # The default plan measures, unless the machine holds more ranks than usable cores (test_ceilings).
+        crowded = f["ceilings"].attrs["oversubscribed_machines"] > 0
+        assert (a["transposed_out"], a["reps"], a["warmup"]) == (0, 3, 1)
+        assert (a["plan"], a["plan_why"] != "") == (("estimate", True) if crowded else ("measure", False))
         for name in ("t_total", "t_local_fft", "t_transpose"):
             assert g[name].shape == (3, 2) and g[name].attrs["units"] == "s", name
             assert np.all(np.isfinite(g[name][()])) and np.all(g[name][()] > 0), name

@@ -4,12 +4,18 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
+import time
 
 import h5py
 import numpy as np
 import pytest
 
 from conftest import BIN, ROOT, launcher, mpi_env, run_wb
+
+sys.path.insert(0, str(ROOT))
+from analysis.derive import owntime  # noqa: E402
+from analysis.read.owntime import read_own  # noqa: E402
 
 
 def test_the_file_records_rank_0s_and_the_largest_ranks_peak_memory(tmp_path):
@@ -23,6 +29,33 @@ def test_the_file_records_rank_0s_and_the_largest_ranks_peak_memory(tmp_path):
     # A process that ran MPI, FFTW and HDF5 holds megabytes, far below this machine's memory.
     assert 1e6 < rss0 <= rssmax < os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert 0 <= at < 3
+
+
+def test_a_real_runs_own_time_adds_up_to_its_wall_time(tmp_path):
+    out = tmp_path / "s.h5"
+    t0 = time.time()
+    r = run_wb(3, "suite", "--reps", "1", "-x", "0", "--power", "none", "--power-idle", "0", "-q", "-o", str(out),
+               timeout=300)
+    t1 = time.time()
+    assert r.returncode == 0, r.stdout + r.stderr
+    with h5py.File(out, "r") as f:
+        a = dict(f.attrs)
+        rec = read_own(f)
+    own = owntime.own_time(rec)
+    # Rank 0's timeline, on the clock this test reads, lies inside the launcher's run and in order.
+    assert t0 <= a["t_main_utc"] <= a["t_run_start_utc"] <= a["t_run_end_utc"] <= a["t_close_utc"] <= t1, a
+    # Every window the file times on that clock lies inside the subcommand.
+    assert rec.utc and rec.load_s and rec.io and rec.transfer
+    for group, (start, end) in rec.utc.items():
+        assert np.all(start >= a["t_run_start_utc"]) and np.all(end <= a["t_run_end_utc"]), group
+        assert np.all(end >= start), group
+    # fft and dfft planned, io and load aligned clocks, every point was written: each part was timed.
+    assert own.plan_s > 0 and own.clock_align_s > 0 and own.write_s > 0 and own.startup_s > 0
+    # The timed parts overlap neither each other nor the windows: together they stay within the wall time
+    # (a hundredth of it for the transfer windows, which are counted from per-operation times).
+    timed = own.startup_s + own.windows_s + own.plan_s + own.clock_align_s + own.write_s
+    assert timed <= own.wall_s * 1.01 + 0.01, own
+    assert sum(own.part(k) for k in owntime.PARTS) == pytest.approx(own.wall_s)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),

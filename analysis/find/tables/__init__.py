@@ -4,7 +4,7 @@
 
 from .base import (Column, Table, NUMERIC, fmt_time, fmt_bytes, fmt_bps, fmt_load, Ci,
                    render_parts, render, csv_cells, write_csv, workload, slug)
-from .runs import (provenance, hosts, fft_points, phase_stack, per_rank, stragglers, dfft_points,
+from .runs import (provenance, own_cost, hosts, fft_points, phase_stack, per_rank, stragglers, dfft_points,
                    pipeline, study)
 from .speedups import comparison, crossover_text, crossover_short, crossovers
 from .transfer import transfer_stats, pairs_matrix, link_maps
@@ -14,7 +14,7 @@ from . import storage
 __all__ = [
     "Ci", "Column", "NUMERIC", "Table", "slug", "comparison", "crossover_short", "crossover_text",
     "crossovers", "csv_cells", "dfft_points", "fft_points", "fmt_bps", "fmt_bytes", "fmt_load",
-    "fmt_time", "forecasts", "hosts", "link_maps", "load_steps", "models", "pairs_matrix",
+    "fmt_time", "forecasts", "hosts", "own_cost", "link_maps", "load_steps", "models", "pairs_matrix",
     "per_rank", "phase_stack", "pipeline", "provenance", "render", "render_parts", "saturation",
     "storage", "stragglers", "study", "transfer_stats", "validation", "workload", "write_csv"
 ]

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import derive
-from ...derive import PointStats, RankStats
+from ...derive import PointStats, RankStats, owntime
 from ...read.runs import Run
 from .base import Column, Table, _finite, workload
 
@@ -59,6 +59,39 @@ def provenance(runs: list[Run], baseline: Run | None) -> Table:
             Column("wulfbench", "wulfbench"), Column("command_line", "command line"),
             Column("seed", "seed")]
     return Table("provenance", "Runs", cols, rows, transpose=True)
+
+
+def own_cost(runs: list[Run]) -> Table | None:
+    """Each run's own time: its wall time split into start-up, the measured windows, planning, clock
+    alignment, writing and the rest (analysis.derive.owntime), and its peak memory; None with no run
+    that records any of it."""
+    rows = []
+    for run in runs:
+        if run.own is None:
+            continue
+        own = owntime.own_time(run.own)
+        row = {"run": run.name, "outside_s": own.outside_s, "rss_rank0_bytes": own.rss_rank0_bytes,
+               "rss_max_bytes": own.rss_max_bytes,
+               "rss_max_rank": int(own.rss_max_rank) if _finite(own.rss_max_rank) else None}
+        row.update({"wall_s": own.wall_s, **{k: own.part(k) for k in owntime.PARTS}})
+        rows.append(row)
+    if not rows or all(not _finite(r["wall_s"]) and not _finite(r["rss_max_bytes"]) for r in rows):
+        return None
+    cols = [Column("run", "run"), Column("wall_s", "wall time", "time")]
+    cols += [Column(k, owntime.PART_TITLES[k], "time") for k in owntime.PARTS[:2]]
+    cols += [Column("outside_s", "outside them", "time")]
+    cols += [Column(k, owntime.PART_TITLES[k], "time") for k in owntime.PARTS[2:]]
+    cols += [Column("rss_rank0_bytes", "rank 0 peak memory", "bytes"),
+             Column("rss_max_bytes", "largest rank's peak", "bytes"), Column("rss_max_rank", "on rank", "int")]
+    return Table("own_cost", "What the run itself cost: its wall time and peak memory", cols, rows,
+                 note="On rank 0's clock, from its start (before MPI starts) to the file's close; the "
+                      "parts add up to the wall time. Windows: every repetition the file times (fft and "
+                      "its paired baseline, dfft, load steps, io, transfer, the idle power window). "
+                      "Outside them: start-up (MPI, every host's facts, the ceilings' copy test, creating "
+                      "the file), FFTW planning, clock alignment and writing the file, as rank 0 timed "
+                      "them, and the rest (warm-ups, verification, gathering to rank 0, printing, waits). "
+                      "With more ranks than cores every part includes the wait for a core. Files before "
+                      "2026-12-07 have only the windows and the memory.")
 
 
 def hosts(runs: list[Run]) -> Table:

@@ -23,8 +23,8 @@ from .whatif import upgrade_section
 
 def runs_section(rep: Report, ctx: Findings) -> None:
     sec = rep.section("runs", "Runs")
-    sec.para("Every run that went into this report: where and how it ran, and whether its "
-             "results were verified.")
+    sec.para("Every run that went into this report: where and how it ran, whether its results "
+             "were verified, and what the run itself cost outside what it measured.")
     for table in ctx.runs_tables:
         sec.table(table)
 

@@ -10,6 +10,7 @@
 #include "bench/options.h"
 #include "bench/dfft/options_dfft.h"
 #include "bench/power.h"
+#include "core/ceiling.h"
 #include "core/error.h"
 #include "core/report.h"
 #include "core/stats.h"
@@ -27,6 +28,8 @@ struct dctx {
     struct wb_results *res;
     int rank, nranks, npts;
     MPI_Comm comm;
+    int plan;                   /* enum wb_fft_effort this run plans with (choose_plan) */
+    char plan_why[320];         /* rank 0: why it is not --plan's, "" when it is */
     const char *dump_dir;       /* test builds: WB_FAULT=dfft-dump writes input and output here */
     int corrupt;                /* test builds: WB_FAULT=dfft-corrupt spoils one bin */
 };
@@ -345,7 +348,8 @@ static int write_point(const struct dctx *c, int point, const struct wb_fftmpi_l
     rc = rc ? rc : wb_results_attr_i64(res, g, "transposed_out", l->transposed_out);
     rc = rc ? rc : wb_results_attr_i64(res, g, "reps", c->o->common.reps);
     rc = rc ? rc : wb_results_attr_i64(res, g, "warmup", c->o->common.warmup);
-    rc = rc ? rc : wb_results_attr_str(res, g, "plan", plans[c->d->plan]);
+    rc = rc ? rc : wb_results_attr_str(res, g, "plan", plans[c->plan]);
+    rc = rc ? rc : wb_results_attr_str(res, g, "plan_why", c->plan_why);
     rc = rc ? rc : wb_results_attr_str(res, g, "direction", wb_dfft_direction_names[c->d->direction]);
     rc = rc ? rc : wb_results_attr_f64(res, g, "gflops", f->gflops);
     rc = rc ? rc : wb_results_attr_f64(res, g, "flops", wb_fftmpi_flops(l->kind, l->total));
@@ -438,7 +442,7 @@ static int run_point(const struct dctx *c, int point)
     wb_dfft_opts_point(c->d, point, n);
     int rc = wb_fftmpi_layout(&l, c->d->dims, n, c->d->kind, c->d->precision, c->d->transposed_out, c->comm);
     struct wb_fftmpi *p = NULL;
-    rc = rc ? rc : wb_comm_agree(wb_fftmpi_create(&p, &l, c->d->plan, c->comm));
+    rc = rc ? rc : wb_comm_agree(wb_fftmpi_create(&p, &l, c->plan, c->comm));
     int reps = c->o->common.reps;
     int64_t in_bytes = wb_dfft_input_bytes(&l);
     void *saved = rc ? NULL : wb_fft_alloc((size_t)in_bytes);
@@ -487,6 +491,32 @@ static int run_point(const struct dctx *c, int point)
     return rc;
 }
 
+/* The planner the run uses: --plan as given, or, left to its default (measure), estimate where a machine
+ * holds more ranks than usable cores. Measure times candidate transposes, each an all-to-all whose p^2
+ * messages then take turns for the cores: 46 s of planning at 64 ranks on 2 cores, 10 s with estimate.
+ * Rank 0 decides from the run's machines. Collective. */
+static int choose_plan(struct dctx *c)
+{
+    int32_t plan = c->d->plan;
+    int nm = 0;
+    const struct wb_ceiling_machine *m =
+        c->rank == 0 && c->res && !c->d->plan_given && plan != WB_FFT_ESTIMATE ? wb_results_machines(c->res, &nm, NULL)
+                                                                               : NULL;
+    for (int i = 0; m && i < nm; i++)
+        if (wb_ceiling_oversubscribed(&m[i])) {
+            snprintf(c->plan_why, sizeof c->plan_why,
+                     "estimate, not the default %s: %s runs %d ranks on %d usable core%s, where measuring would time "
+                     "every candidate transpose's messages taking turns for them; --plan %s measures anyway",
+                     plans[plan], m[i].name, m[i].ranks, m[i].cores_usable, m[i].cores_usable == 1 ? "" : "s",
+                     plans[plan]);
+            plan = WB_FFT_ESTIMATE;
+            break;
+        }
+    int rc = wb_comm_bcast(&plan, sizeof plan, 0);
+    c->plan = plan;
+    return rc;
+}
+
 /* Test builds only: WB_FAULT=dfft-corrupt spoils one output bin of the last rank before the check;
  * WB_FAULT=dfft-dump uses a pseudo-random input and writes it and the output to $WB_DFFT_DUMP. */
 static void read_faults(struct dctx *c)
@@ -521,11 +551,14 @@ int wb_bench_dfft_run(const struct wb_options *o, struct wb_results *res)
         MPI_Comm_free(&node);
     if (rc == 0 && c.d->wisdom)
         rc = wb_fft_wisdom_share(c.d->wisdom);
+    rc = rc ? rc : choose_plan(&c);
     if (rc == 0) {
         wb_report_printf("# wulfbench dfft: %d-D %s, %s precision, %d rank%s, FFTW-MPI slabs%s, plan %s, direction %s\n",
                          c.d->dims, kinds[c.d->kind], precs[c.d->precision], c.nranks, c.nranks > 1 ? "s" : "",
-                         c.d->transposed_out ? ", transposed output" : "", plans[c.d->plan],
+                         c.d->transposed_out ? ", transposed output" : "", plans[c.plan],
                          wb_dfft_direction_names[c.d->direction]);
+        if (c.plan_why[0])
+            wb_report_printf("# plan: %s\n", c.plan_why);
         wb_report_printf("# times: median over %d reps of the slowest rank, in ms; GFLOPS: 5 N log2 N (r2c: half) / "
                          "t_total; MB/s: the slowest rank's transpose bytes / t_transp\n", o->common.reps);
         wb_report_printf("%-6s %-14s %-4s %-6s %-4s %5s %10s %10s %10s %7s %8s %10s %s\n", "#point", "shape", "kind",

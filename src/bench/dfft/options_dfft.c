@@ -26,7 +26,8 @@ const struct wb_optdef wb_dfft_optdefs[] = {
     {"transposed-out", 0, 0, D_TRANSPOSED, NULL, "leave the output transposed (FFTW_MPI_TRANSPOSED_OUT order)", NULL},
     {"direction", 1, 0, D_DIRECTION, "forward|backward|both",
      "transforms timed: the forward, also the backward, or both with their mean as heFFTe reports it", "forward"},
-    {"plan", 1, 0, D_PLAN, "estimate|measure|patient", "FFTW planning effort", "measure"},
+    {"plan", 1, 0, D_PLAN, "estimate|measure|patient", "FFTW planning effort",
+     "measure; estimate where a machine holds more ranks than usable cores"},
     {"wisdom", 1, 0, D_WISDOM, "FILE", "FFTW wisdom shared with fft: rank 0 reads it, FFTW-MPI shares it", "none"},
     {"max-memory", 1, 0, D_MAXMEM, "SIZE", "refuse points needing more per node", "MemAvailable"},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -110,7 +111,7 @@ int wb_dfft_opts_set(struct wb_options *o, int id, const char *arg)
     case D_KIND: return wb_optparse_choice("--kind", arg, kinds, &t->kind);
     case D_PRECISION: return wb_optparse_choice("--precision", arg, precisions, &t->precision);
     case D_TRANSPOSED: t->transposed_out = 1; return 0;
-    case D_PLAN: return wb_optparse_choice("--plan", arg, plans, &t->plan);
+    case D_PLAN: t->plan_given = 1; return wb_optparse_choice("--plan", arg, plans, &t->plan);
     case D_DIRECTION: return wb_optparse_choice("--direction", arg, wb_dfft_direction_names, &t->direction);
     case D_WISDOM:
         if (!*arg)

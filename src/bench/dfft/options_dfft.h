@@ -25,6 +25,7 @@ struct wb_dfft_opts {
     int transposed_out;         /* --transposed-out: skip the last transpose (2-D, 3-D) */
     int direction;              /* enum wb_dfft_direction: which transforms are timed */
     int plan;                   /* enum wb_fft_effort */
+    int plan_given;             /* --plan was on the command line (else an oversubscribed run estimates) */
     const char *wisdom;         /* --wisdom FILE, shared with fft */
     int64_t max_bytes;          /* --max-memory: per node; 0 = MemAvailable */
 };
