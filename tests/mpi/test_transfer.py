@@ -629,3 +629,20 @@ def test_bad_mpi_thread_level_is_refused_on_every_rank(tmp_path):
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert "WB_MPI_THREADS=multiple" in lines[0] and "single" in lines[0] and "funneled" in lines[0]
     assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+def test_bw_and_bibw_send_fresh_bytes_with_or_without_validate(tmp_path):
+    """One rule for bw and bibw: every message of a window from its own send buffer, written before
+    each repetition. --validate only adds the receive check, which compares each of the 4 messages
+    with this repetition's pattern (the salt counts repetitions), so a message sent from a buffer
+    left from an earlier repetition, or never written, fails it."""
+    for extra in ((), ("--validate",)):
+        out = tmp_path / f"w{len(extra)}.h5"
+        r = transfer(2, out, "--tests", "bw,bibw", "--window", "4", "-m", "1000,64k", "-i", "5", "-x", "1", *extra)
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout + r.stderr
+        with h5py.File(out, "r") as f:
+            for test in ("bw", "bibw"):
+                a = f[f"transfer/{test}"].attrs
+                assert a["send_buffers"] == "fresh" and a["validated"] == len(extra)
+                assert a["verified"] == (1 if extra else -1)
+                assert np.all(np.isfinite(f[f"transfer/{test}/bandwidth_Bps"][()]))
