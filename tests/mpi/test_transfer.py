@@ -574,11 +574,12 @@ def test_bad_input_exits_2_with_one_line(tmp_path, np_, args, msg):
 
 def test_memory_limit_cuts_default_sizes(tmp_path):
     out = tmp_path / "t.h5"
-    # bw at 4 MiB with a window of 64 needs 260 MiB per rank; -M 20M leaves 256 KiB messages at most.
+    # bw at 4 MiB with a window of 64 needs 512 MiB per rank (a send and a receive buffer per message
+    # of the window); -M 20M leaves 128 KiB messages at most (16 MiB).
     r = transfer(2, out, "--tests", "bw", "-M", "20M", "-i", "2", "--dry-run")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "# cut to fit: bw: 524288 bytes and up (memory)" in r.stdout
-    assert "1 to 262144 bytes (19 sizes)" in r.stdout
+    assert "# cut to fit: bw: 262144 bytes and up (memory)" in r.stdout
+    assert "1 to 131072 bytes (18 sizes)" in r.stdout
 
 
 def test_sizes_beyond_memory_are_refused(tmp_path):
