@@ -1,10 +1,17 @@
 """Result files as tidy pandas DataFrames: one observation per row, strings
-decoded, the unit at the end of every column name that has one (`_s` seconds,
-`_bytes`, `_kB` = 1000 bytes, `_Bps` bytes/s, `_Hz`).
+decoded. A column read from an HDF5 dataset, attribute or compound field has
+exactly its name in the file (docs/schema.md): `t_total`, `energy_j`,
+`sample_rate`, `frame`. A column reduced from a per-rank dataset adds the
+reduction, never a unit: `t_distribute_slowest` (the slowest rank's, as the
+file's `slowest_rank` names it), `t_fft_max`, `energy_j_sum`. Units are not in
+the names: every frame carries them in `df.attrs["units"]` (column -> unit),
+taken from the file's own `units` attributes where it has them, else from
+docs/schema.md.
 
     from analysis import frames
     df = frames.points("results/pi.h5")
-    df.groupby("nfiles").t_total_s.median()
+    df.groupby("nfiles").t_total.median()
+    df.attrs["units"]["t_total"]   # "s"
 
 Every function takes a result file (path) or a `runs.Run` and returns a
 DataFrame whose first columns are `file` and `label`, so frames of several
@@ -30,25 +37,36 @@ except ImportError as exc:  # pragma: no cover - depends on the machine
 from .. import derive
 from ..derive import energy as _energy
 from ..derive.storage import rank_nodes
-from ..read.reader import open_run
+from ..read.reader import dataset_units, open_run
 from ..read.runs import LOAD_STATUS, Run
 
-# point attribute -> column, with its unit where it has one
-POINT_ATTRS = (
-    ("scenario", "scenario"), ("mode", "mode"), ("precision", "precision"),
-    ("window", "window"), ("plan", "plan"), ("schedule", "schedule"),
-    ("frame", "frame_samples"), ("hop", "hop_samples"), ("sample_rate", "sample_rate_Hz"),
-    ("nfiles", "nfiles"), ("seconds_per_file", "seconds_per_file_s"),
-    ("root_computes", "root_computes"), ("batch", "batch_frames"),
-    ("chunk_frames", "chunk_frames"),
-)
-# derive.series_samples name -> column
+# point attributes, each a column of its own name
+POINT_ATTRS = ("scenario", "mode", "precision", "window", "plan", "schedule", "frame", "hop", "sample_rate",
+               "nfiles", "seconds_per_file", "root_computes", "batch", "chunk_frames")
+# derive.series_samples name -> column: the file's name, with the reduction over ranks where there is one
 SERIES_COLUMNS = (
-    ("total", "t_total_s"), ("read", "t_read_s"), ("distribute", "t_distribute_max_s"),
-    ("compute", "t_compute_max_s"), ("fft", "t_fft_max_s"), ("gather", "t_gather_max_s"),
-    ("overhead", "overhead_s"),
+    ("total", "t_total"), ("read", "t_read"), ("distribute", "t_distribute_slowest"),
+    ("compute", "t_compute_slowest"), ("fft", "t_fft_max"), ("gather", "t_gather_slowest"),
+    ("overhead", "t_over"),
 )
 RANK_TIMES = ("t_distribute", "t_compute", "t_fft", "t_gather")
+# Units of the columns whose file attribute carries none (docs/schema.md), and of columns the frames
+# derive; a dataset's own `units` attribute wins where the file has one.
+UNITS = {
+    "sample_rate": "Hz", "seconds_per_file": "s", "frame": "samples", "hop": "samples", "batch": "frames",
+    "chunk_frames": "frames", "input_bytes": "bytes", "offered_rps": "1/s", "latency_bytes": "bytes",
+    "bandwidth_bytes": "bytes", "file_bytes": "bytes", "xfer_bytes": "bytes", "bytes": "bytes",
+    "t_start_utc": "s since 1970-01-01 UTC", "t_end_utc": "s since 1970-01-01 UTC", "latency": "s",
+    # /hosts fields
+    "mem_bytes": "bytes", "cpu_mhz": "MHz", "temp_c_start": "degC", "temp_c_end": "degC", "freq_min_mhz": "MHz",
+    "freq_max_mhz": "MHz", "link_mbps": "Mbit/s", "mtu": "bytes", "copy_Bps": "B/s", "cpu_quota": "CPUs",
+    # energy.csv's columns (docs/energy.md)
+    "j_per_request": "J", "j_per_request_above_idle": "J", "kB_per_j": "kB/J", "gflops_per_w": "GFLOPS/W",
+    "coverage": "1", "period_s": "s", "period_err_s": "s", "t_request_s": "s", "idle_w": "W",
+    "usd_per_1000_requests": "$",
+}
+# The reductions a column name may end with (besides the file's name before it).
+REDUCTIONS = ("slowest", "max", "sum", "any", "p50", "p95", "p99")
 
 
 def _run(source: str | Path | Run) -> Run:
@@ -59,19 +77,39 @@ def _head(run: Run) -> dict[str, Any]:
     return {"file": str(run.path), "label": run.label}
 
 
-def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
-    """A DataFrame with these columns first (present even with no rows)."""
-    df = pd.DataFrame(rows)
+def _unit_of(column: str, units: dict[str, str]) -> str | None:
+    if column in units:
+        return units[column]
+    if column in UNITS:
+        return UNITS[column]
+    base, _, red = column.rpartition("_")
+    if red in REDUCTIONS and base:
+        if red == "any":
+            return "1"
+        return _unit_of(base, units)
+    # A file written before its datasets carried units: every t_ time is in seconds.
+    return "s" if column.startswith("t_") else None
+
+
+def _frame(rows: list[dict[str, Any]] | pd.DataFrame, columns: list[str], run: Run | None = None,
+           under: str = "/") -> pd.DataFrame:
+    """A DataFrame with these columns first (present even with no rows), its units in attrs."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     for name in columns:
         if name not in df.columns:
             df[name] = pd.Series(dtype=float)
     rest = [c for c in df.columns if c not in columns]
-    return df[columns + rest]
+    df = df[columns + rest].copy()
+    units = dataset_units(run.path, under) if run is not None and Path(run.path).is_file() else {}
+    # Decoded strings (status, names) have no unit, whatever the codes they came from had.
+    df.attrs["units"] = {c: u for c in df.columns
+                         if df[c].dtype != object and (u := _unit_of(str(c), units)) is not None}
+    return df
 
 
-ENERGY_COLUMNS = ["energy_J", "energy_source", "power_short", "t_start_utc_s", "t_end_utc_s"]
-POINT_COLUMNS = (["file", "label", "point"] + [c for _, c in POINT_ATTRS]
-                 + ["input_bytes", "input_kB", "nranks", "compute_ranks", "verified", "rep"]
+ENERGY_COLUMNS = ["energy_j_sum", "energy_source", "power_short_any", "t_start_utc", "t_end_utc"]
+POINT_COLUMNS = (["file", "label", "point"] + list(POINT_ATTRS)
+                 + ["input_bytes", "nranks", "compute_ranks", "passed", "rep"]
                  + [c for _, c in SERIES_COLUMNS] + ENERGY_COLUMNS)
 
 
@@ -91,27 +129,29 @@ def _rep_energy(run: Run, fe: _energy.FileEnergy, where: str, reps: int) -> dict
         total = e[:, leaders].sum(axis=1)
         total[(e[:, leaders] < 0).any(axis=1)] = np.nan
     t0, t1 = _energy.rep_times(s, reps)
-    return {"energy_J": total, "energy_source": "+".join(dict.fromkeys(names)) or "unmeasured",
-            "power_short": (np.nan_to_num(short[:, leaders]) > 0).any(axis=1)
+    return {"energy_j_sum": total, "energy_source": "+".join(dict.fromkeys(names)) or "unmeasured",
+            "power_short_any": (np.nan_to_num(short[:, leaders]) > 0).any(axis=1)
             if short is not None and max(leaders) < short.shape[1] else np.zeros(reps, bool),
-            "t_start_utc_s": t0, "t_end_utc_s": t1}
+            "t_start_utc": t0, "t_end_utc": t1}
 
 
 def points(source: str | Path | Run) -> pd.DataFrame:
-    """One row per FFT point and recorded repetition: the point's settings and
-    that repetition's t_total, t_read and slowest-rank phase times (distribute
-    and gather over all ranks, compute and FFT over the ranks that compute), and its
-    energy from the nodes' own sources (`energy_J`, summed over the nodes; see energy())."""
+    """One row per FFT point and recorded repetition: the point's attributes,
+    `compute_ranks` (how many ranks compute), the verify group's `passed` (-1 not
+    checked), that repetition's `t_total`, `t_read`, the slowest rank's phases
+    (`t_distribute_slowest`, `t_compute_slowest`, `t_gather_slowest`), the longest
+    compute rank's `t_fft_max`, `t_over` (what the slowest rank's phases leave of
+    t_total), and its energy from the nodes' own sources (`energy_j_sum`, summed
+    over the nodes; `power_short_any`: a node marked it too short; see energy())."""
     run = _run(source)
     fe = _energy.read_file(run.path)
     rows = []
     for pt in run.points:
         base = _head(run) | {"point": pt.id}
-        for attr, column in POINT_ATTRS:
+        for attr in POINT_ATTRS:
             value = pt.attrs.get(attr)
-            base[column] = value if value is not None else np.nan
-        base.update(input_bytes=pt.input_bytes, input_kB=pt.input_bytes / 1000.0,
-                    nranks=pt.nranks, compute_ranks=pt.p, verified=pt.verified)
+            base[attr] = value if value is not None else np.nan
+        base.update(input_bytes=pt.input_bytes, nranks=pt.nranks, compute_ranks=pt.p, passed=pt.verified)
         samples = derive.series_samples(pt)
         reps = pt.times["t_total"].shape[0]
         power = _rep_energy(run, fe, f"/fft/{pt.id}", reps)
@@ -122,12 +162,11 @@ def points(source: str | Path | Run) -> pd.DataFrame:
             for column, value in power.items():
                 row[column] = value if isinstance(value, str) else value[rep]
             rows.append(row)
-    return _frame(rows, POINT_COLUMNS)
+    return _frame(rows, POINT_COLUMNS, run, "/fft")
 
 
 RANK_COLUMNS = ["file", "label", "point", "rep", "rank", "hostname", "node", "computes",
-                "t_distribute_s", "t_compute_s", "t_fft_s", "t_gather_s", "frames", "flops",
-                "bytes_in_bytes", "bytes_out_bytes"]
+                *RANK_TIMES, "frames", "flops", "bytes_in", "bytes_out"]
 
 
 def ranks(source: str | Path | Run) -> pd.DataFrame:
@@ -143,15 +182,15 @@ def ranks(source: str | Path | Run) -> pd.DataFrame:
                 "rank": rank, "hostname": run.hostname(rank), "node": nodes.get(rank, np.nan),
                 "computes": rank in computing,
                 "frames": _at(pt.frames, rank), "flops": _at(pt.flops, rank),
-                "bytes_in_bytes": _at(pt.bytes_in, rank),
-                "bytes_out_bytes": _at(pt.bytes_out, rank),
+                "bytes_in": _at(pt.bytes_in, rank),
+                "bytes_out": _at(pt.bytes_out, rank),
             }
             for rep in range(pt.times["t_total"].shape[0]):
                 row = _head(run) | {"point": pt.id, "rep": rep} | per_rank
                 for name in RANK_TIMES:
-                    row[f"{name}_s"] = float(pt.times[name][rep, rank])
+                    row[name] = float(pt.times[name][rep, rank])
                 rows.append(row)
-    return _frame(rows, RANK_COLUMNS)
+    return _frame(rows, RANK_COLUMNS, run, "/fft")
 
 
 def _at(arr: np.ndarray | None, i: int) -> float:
@@ -159,7 +198,7 @@ def _at(arr: np.ndarray | None, i: int) -> float:
 
 
 TRANSFER_COLUMNS = ["file", "label", "test", "kind", "bytes", "column", "column_is",
-                    "sender", "receiver", "t_med_s", "bandwidth_Bps"]
+                    "sender", "receiver", "t_med", "bandwidth_Bps"]
 
 
 def transfer(source: str | Path | Run) -> pd.DataFrame:
@@ -167,7 +206,8 @@ def transfer(source: str | Path | Run) -> pd.DataFrame:
     (point to point: `sender`, `receiver`), a random order (ring) or a rank
     (collectives stored per rank), with the median time per operation and the
     bandwidth; the extra statistics the file has (t_avg, t_min, t_max, t_p95,
-    cv, unstable) follow as columns `<name>_s` (cv and unstable: no unit)."""
+    cv, unstable) follow under their names. `/transfer/pairs_all` cells are
+    test `pairs_all`, its latency_s (t_med at latency_bytes) in `t_med`."""
     run = _run(source)
     rows = []
     for name, test in sorted(run.transfer.items()):
@@ -175,13 +215,13 @@ def transfer(source: str | Path | Run) -> pd.DataFrame:
         bandwidth = derive._bandwidth(test, run.nranks)
         kind = test.kind
         column_is = {"p2p": "pair", "ring": "order"}.get(kind, "rank" if ncol > 1 else "all")
-        extra = {(k if k in ("cv", "unstable") else f"{k}_s"): v for k, v in test.extra.items()}
+        extra = dict(test.extra)
         for s, size in enumerate(test.bytes):
             for c in range(ncol):
                 row = _head(run) | {"test": name, "kind": kind, "bytes": int(size),
                                     "column": c, "column_is": column_is,
                                     "sender": np.nan, "receiver": np.nan,
-                                    "t_med_s": float(test.t_med[s, c]),
+                                    "t_med": float(test.t_med[s, c]),
                                     "bandwidth_Bps": float(bandwidth[s, c])}
                 if kind == "p2p" and test.pairs is not None and c < len(test.pairs):
                     row["sender"], row["receiver"] = (int(v) for v in test.pairs[c])
@@ -190,7 +230,7 @@ def transfer(source: str | Path | Run) -> pd.DataFrame:
                 rows.append(row)
     if run.pairs_all is not None:
         rows += _pairs_rows(run)
-    return _frame(rows, TRANSFER_COLUMNS)
+    return _frame(rows, TRANSFER_COLUMNS, run, "/transfer")
 
 
 def _pairs_rows(run: Run) -> list[dict[str, Any]]:
@@ -205,22 +245,22 @@ def _pairs_rows(run: Run) -> list[dict[str, Any]]:
             rows.append(_head(run) | {
                 "test": "pairs_all", "kind": "pairs", "bytes": np.nan, "column": s * n + r,
                 "column_is": "pair", "sender": s, "receiver": r,
-                "t_med_s": float(lat[s, r]) if lat is not None else np.nan,
+                "t_med": float(lat[s, r]) if lat is not None else np.nan,
                 "bandwidth_Bps": float(bw[s, r]) if bw is not None else np.nan,
                 "latency_bytes": pa.latency_bytes, "bandwidth_bytes": pa.bandwidth_bytes})
     return rows
 
 
 LOAD_COLUMNS = ["file", "label", "step", "loop", "clients", "offered_rps", "request",
-                "status", "warmup", "t_submit_s", "t_start_s", "t_done_s", "latency_s"]
+                "status", "warmup", "t_submit", "t_start", "t_done", "latency"]
 
 
 def load(source: str | Path | Run) -> pd.DataFrame:
     """One row per request of every load step: its step's settings, its status
     (done, rejected, unfinished), whether it fell in the warm-up, and its times
-    (s from the step's start; NaN where a request did not get); `latency_s` =
+    (s from the step's start; NaN where a request did not get); `latency` =
     t_done - t_submit unless the file stores it. Every other per-request dataset
-    of the file follows, times with `_s`."""
+    of the file follows under its name."""
     run = _run(source)
     parts = []
     for step in run.load_steps:
@@ -232,11 +272,11 @@ def load(source: str | Path | Run) -> pd.DataFrame:
             elif key == "warmup":
                 cols["warmup"] = arr.astype(bool)
             elif key.startswith("t_") or key == "latency":
-                cols[f"{key}_s"] = arr.astype(float)
+                cols[key] = arr.astype(float)
             else:
                 cols[key] = arr
-        if "latency_s" not in cols and {"t_done_s", "t_submit_s"} <= set(cols):
-            cols["latency_s"] = cols["t_done_s"] - cols["t_submit_s"]
+        if "latency" not in cols and {"t_done", "t_submit"} <= set(cols):
+            cols["latency"] = cols["t_done"] - cols["t_submit"]
         df = pd.DataFrame(cols)
         a = step.attrs
         for key, value in (("step", step.id), ("loop", a.get("loop")),
@@ -245,11 +285,7 @@ def load(source: str | Path | Run) -> pd.DataFrame:
         df["file"], df["label"] = str(run.path), run.label
         parts.append(df)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    columns = list(df.columns)
-    for name in LOAD_COLUMNS:
-        if name not in columns:
-            df[name] = pd.Series(dtype=float)
-    return df[LOAD_COLUMNS + [c for c in columns if c not in LOAD_COLUMNS]]
+    return _frame(df, LOAD_COLUMNS, run, "/load")
 
 
 HOST_COLUMNS = ["file", "label", "rank", "node", "hostname"]
@@ -258,18 +294,18 @@ HOST_COLUMNS = ["file", "label", "rank", "node", "hostname"]
 def hosts(source: str | Path | Run) -> pd.DataFrame:
     """One row per rank of `/hosts`, strings decoded (hostname, cpu_model, ...)."""
     run = _run(source)
-    return _frame([_head(run) | dict(h) for h in run.hosts], HOST_COLUMNS)
+    return _frame([_head(run) | dict(h) for h in run.hosts], HOST_COLUMNS, run, "/hosts")
 
 
 STORAGE_COLUMNS = ["file", "label", "point", "test", "dir", "rep", "rank", "node", "hostname",
-                   "fs_type", "kind", "status", "bandwidth_Bps", "iops", "lat_p50_s", "lat_p95_s",
-                   "lat_p99_s", "bytes", "ops", "t_start_s", "t_end_s"]
+                   "fs_type", "kind", "status", "mbps", "iops", "lat_s_p50", "lat_s_p95",
+                   "lat_s_p99", "bytes", "ops", "t_start", "t_end"]
 IO_ATTRS = ("api", "access", "sync", "direct", "cold", "cold_method", "file_bytes", "xfer_bytes")
 
 
 def storage(source: str | Path | Run) -> pd.DataFrame:
     """One row per `/io` test (wulfbench io), repetition and rank: the rank's stored rates
-    (`mbps` as `bandwidth_Bps`, `iops`, the p50/p95/p99 of `lat_s`), bytes, operations and times,
+    (`mbps`, `iops`, the p50/p95/p99 of `lat_s` as `lat_s_p50`, ...), bytes, operations and times,
     with its node's file system and device kind, and the test's settings (`api`, `sync`, `cold`,
     ...). Empty for a file without `/io`."""
     run = _run(source)
@@ -285,15 +321,14 @@ def storage(source: str | Path | Run) -> pd.DataFrame:
                 row = _head(run) | {"point": p.id, "test": p.test, "dir": p.dir, "rep": rep,
                                     "rank": rank, "node": node, "hostname": host,
                                     "fs_type": dev.get("fs_type", ""), "kind": dev.get("kind", ""),
-                                    "status": p.status, "bandwidth_Bps": d["mbps"][rep, rank] * 1e6,
+                                    "status": p.status, "mbps": float(d["mbps"][rep, rank]),
                                     "iops": _cell(d, "iops", rep, rank)}
                 for k, q in enumerate(("p50", "p95", "p99")):
-                    row[f"lat_{q}_s"] = float(d["lat_s"][rep, rank, k]) if "lat_s" in d else np.nan
-                for key, col in (("bytes", "bytes"), ("ops", "ops"), ("t_start", "t_start_s"),
-                                 ("t_end", "t_end_s")):
-                    row[col] = _cell(d, key, rep, rank)
+                    row[f"lat_s_{q}"] = float(d["lat_s"][rep, rank, k]) if "lat_s" in d else np.nan
+                for key in ("bytes", "ops", "t_start", "t_end"):
+                    row[key] = _cell(d, key, rep, rank)
                 rows.append(row | settings)
-    return _frame(rows, STORAGE_COLUMNS)
+    return _frame(rows, STORAGE_COLUMNS, run, "/io")
 
 
 def _cell(data: dict[str, np.ndarray], key: str, rep: int, rank: int) -> float:
@@ -303,7 +338,8 @@ def _cell(data: dict[str, np.ndarray], key: str, rep: int, rank: int) -> float:
 def energy(source: str | Path | Run, power_logs: tuple[str, ...] = (),
            prices: tuple[str, ...] = (), kwh_price: str | None = None) -> pd.DataFrame:
     """energy.csv of one run as a DataFrame: one row per point (fft, its paired
-    baseline, dfft, load step) with `source`, `j_per_request`, ... (docs/energy.md);
+    baseline, dfft, load step) with `source`, `j_per_request`, ... (docs/energy.md:
+    the report's figures, named as in that CSV, not an HDF5 group);
     power_logs, prices and kwh_price as the report's --power-log, --price, --kwh-price."""
     run = _run(source)
     if not run.name:

@@ -25,7 +25,7 @@ from .base import (SERIES, SERIES_TITLES, STRAGGLER_RATIO, series_samples, slowe
 from .speedups import (Comparison, compare_paired, compare, Crossover, crossovers,
                        implausible_flag, ratio_ci, secondary)
 from .transfer import (TransferCurve, _bandwidth, p2p_curve, TransferStats, transfer_stats,
-                       LinkMap, link_map, DfftStats, dfft_stats, transpose_over_bibw,
+                       LinkMap, link_map, DfftStats, dfft_stats, send_rule, transpose_over_bibw,
                        collective_curve, ring_curves)
 from .load_steps import LoadStepStats, load_step_stats, Saturation, judge_step, load_analysis
 
@@ -33,7 +33,7 @@ __all__ = [
     "Comparison", "Crossover", "DfftStats", "LinkMap", "LoadStepStats", "PointStats", "RankStats",
     "SERIES", "SERIES_TITLES", "STRAGGLER_RATIO", "Saturation", "TransferCurve", "TransferStats",
     "_bandwidth", "collective_curve", "compare", "compare_paired", "compute_samples", "crossovers",
-    "default_point", "dfft_stats", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
+    "default_point", "dfft_stats", "send_rule", "transpose_over_bibw", "judge_step", "link_map", "load_analysis", "load_step_stats",
     "implausible_flag", "median_total", "p2p_curve", "point_stats", "rank_stats", "ratio_ci", "ring_curves",
     "run_point_stats", "secondary", "series_samples", "slowest_median", "slowest_rank", "overhead_why", "transfer_stats"
 ]

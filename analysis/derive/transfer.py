@@ -162,8 +162,26 @@ class DfftStats:
     over_bibw: float = float("nan")
     bibw_Bps: float = float("nan")
     bibw_window: int = 1  # messages that bibw kept in flight each way (a transpose keeps one per peer)
+    bibw_rule: str = ""  # send_rule of that bibw
     precision: str = "?"
     transpose_Bps_min: float = float("nan")  # the slowest rank's transposed bytes over its t_transpose
+
+
+def send_rule(attrs) -> str:
+    """How a bw or bibw test filled what it sent, in words. The file's `send_buffers` "fresh": every
+    message of a window its own send buffer, all written just before each repetition. Files from
+    before that attribute resent one send buffer, written before each repetition only with --validate."""
+    rule = attrs.get("send_buffers")
+    rule = rule.decode() if isinstance(rule, bytes) else rule
+    if rule == "fresh":
+        return "fresh bytes: each message its own send buffer, written just before every repetition"
+    if rule:
+        return f"send buffers '{rule}'"
+    if int(np.ravel(attrs.get("validated", 0))[0]):
+        return ("one send buffer resent by every message, written before every repetition (--validate; "
+                "a file from before the fresh rule)")
+    return ("one send buffer resent by every message and never rewritten (a file from before the fresh "
+            "rule: through shared memory a cache-sized message reads up to 2× faster than fresh data)")
 
 
 def transpose_over_bibw(run: Run, point, nranks: int) -> tuple[float, float]:
@@ -210,13 +228,15 @@ def dfft_stats(run: Run, point, nodes: int) -> DfftStats:
         gflops = (5 if kind == "c2c" else 2.5) * n * np.log2(n) / total.median / 1e9
     passed = point.verify.get("passed")
     nranks = int(t["t_total"].shape[1])
-    over, bibw = transpose_over_bibw(run, point, nranks)
-    window = int(run.transfer["bibw"].attrs.get("window", 1)) if np.isfinite(over) else 1
+    over, bibw_Bps = transpose_over_bibw(run, point, nranks)
+    bibw = run.transfer["bibw"] if np.isfinite(over) else None
+    window = int(bibw.attrs.get("window", 1)) if bibw is not None else 1
+    rule = send_rule(bibw.attrs) if bibw is not None else ""
     return DfftStats(run=run, id=point.id, shape=str(a.get("shape") or f"{n:.0f}"), n=n,
                      kind=kind, nodes=nodes, nranks=nranks, total=total,
                      local_fft=local, transpose=trans, gflops=gflops,
-                     verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw,
-                     bibw_window=window,
+                     verified=-1 if passed is None else int(passed), over_bibw=over, bibw_Bps=bibw_Bps,
+                     bibw_window=window, bibw_rule=rule,
                      precision=str(a.get("precision") or "?"), transpose_Bps_min=_attr_float(a, "transpose_Bps_min"))
 
 

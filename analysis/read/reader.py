@@ -116,6 +116,29 @@ def open_h5(path: Path | str) -> h5py.File:
     return h5py.File(path, "r")
 
 
+def dataset_units(path: Path | str, under: str = "/") -> dict[str, str]:
+    """Each dataset's `units` attribute under a group of the file (or of the one dataset there), by
+    the dataset's name; the first one seen where several datasets share a name. Read in_child."""
+
+    def read(p: Path) -> dict[str, str]:
+        out: dict[str, str] = {}
+
+        def visit(name: str, obj: Any) -> None:
+            u = obj.attrs.get("units") if isinstance(obj, h5py.Dataset) else None
+            if u is not None:
+                out.setdefault(name.rsplit("/", 1)[-1], u.decode() if isinstance(u, bytes) else str(u))
+
+        with open_h5(p) as f:
+            if under in f:
+                if isinstance(f[under], h5py.Dataset):
+                    visit(under, f[under])
+                else:
+                    f[under].visititems(visit)
+        return out
+
+    return in_child(read, Path(path))
+
+
 class ReaderCrash(OSError):
     """The HDF5 library crashed the child that read a file; `how` names the signal or exit."""
 

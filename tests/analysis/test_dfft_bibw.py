@@ -61,3 +61,25 @@ def test_the_table_says_when_its_bibw_kept_more_than_one_message_in_flight():
 
     assert "64 messages in flight" in note(64) and "--window 1" in note(64)
     assert "in flight" not in note(1)
+
+
+def test_the_table_names_the_bibw_rule_of_the_file():
+    from analysis.find.tables.runs import dfft_points
+    from analysis.find.tables.transfer import transfer_stats
+
+    def notes(**attrs):
+        test = bibw_test([1 << 20], [200e6])
+        test.attrs.update(attrs)
+        run = SimpleNamespace(name="run", nranks=2, transfer={"bibw": test})
+        d = derive.dfft_stats(run, dfft_point(80e6, [2 << 20, 2 << 20], 2), 1)
+        ts = derive.TransferStats(run=run, test="bibw", kind="p2p", bytes=np.asarray([1 << 20]),
+                                  columns={}, unstable=np.asarray([False]))
+        return dfft_points([d]).note, transfer_stats([ts], "transfer_p2p", "p2p").note
+
+    for note in notes(send_buffers="fresh", validated=np.int64(0)):
+        assert "fresh bytes" in note and "resent" not in note
+    # Files from before the rule: what the build of the day did, with and without --validate.
+    for note in notes(validated=np.int64(0)):
+        assert "resent" in note and "never rewritten" in note
+    for note in notes(validated=np.int64(1)):
+        assert "resent" in note and "--validate" in note

@@ -207,7 +207,7 @@ def test_file_without_power_is_unmeasured(tmp_path):
     assert all(np.isnan(r.j_per_request) and np.isnan(r.kB_per_j) for r in res.rows)
     assert not res.warnings
     df = frames.points(run)
-    assert df.energy_J.isna().all() and (df.energy_source == "unmeasured").all()
+    assert df.energy_j_sum.isna().all() and (df.energy_source == "unmeasured").all()
 
 
 def test_log_outside_the_run_warns_and_costs_only_that_run(tmp_path):
@@ -374,8 +374,8 @@ def test_only_node_leaders_count(tmp_path):
     assert rows["p000"].j_per_request == pytest.approx(30.0 * _median_total(run, "p000"))
     df = frames.points(run)
     p0 = df[df.point == "p000"]
-    np.testing.assert_allclose(p0.energy_J, 30.0 * p0.t_total_s)
-    assert (p0.energy_source == "rapl").all() and not p0.power_short.any()
+    np.testing.assert_allclose(p0.energy_j_sum, 30.0 * p0.t_total)
+    assert (p0.energy_source == "rapl").all() and not p0.power_short_any.any()
 
 
 @pytest.mark.skipif(not fixtures.WULFBENCH.exists(), reason="build/wulfbench not built")

@@ -372,10 +372,11 @@ def test_frames_storage_has_every_rank_and_repetition(sd_report):
     df = frames.storage(path)
     write = df[(df.test == "write") & (df.dir == "/disk")]
     assert len(write) == 5 * 4 and set(write.hostname) == {"pi0", "pi1", "pi2", "pi3"}
-    per_node = write.groupby("hostname").bandwidth_Bps.median()
-    assert per_node.to_dict() == pytest.approx({"pi0": 20e6, "pi1": 22e6, "pi2": 21e6, "pi3": 8e6})
+    per_node = write.groupby("hostname").mbps.median()
+    assert per_node.to_dict() == pytest.approx({"pi0": 20, "pi1": 22, "pi2": 21, "pi3": 8})
+    assert df.attrs["units"]["mbps"] == "MB/s" and df.attrs["units"]["lat_s_p99"] == "s"
     rand = df[df.test == "randwrite"]
-    assert rand.groupby("hostname").lat_p99_s.median()["pi3"] == pytest.approx(0.050)
+    assert rand.groupby("hostname").lat_s_p99.median()["pi3"] == pytest.approx(0.050)
     assert (write.sync == "fdatasync").all() and (write.fs_type == "ext4").all()
     assert df[df.dir == "/share"].empty  # the failed write completed no repetition
     assert isinstance(df, pd.DataFrame)

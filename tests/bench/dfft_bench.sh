@@ -80,13 +80,12 @@ for side in $SIDES_3D; do
               run "${OMPI_RUN[@]}" -np "$np" "$BIN" dfft --dims 3 --n "$side" --kind "$kind" --direction both \
                 "${tout[@]}" --reps "$DFFT_REPS" -q -o "$work/$step-$kind-$side-$np-$round.h5" ;;
             bibw)
-              # One transpose's message to each peer (round 1 runs the slabs first). --validate writes
-              # the send buffer and poisons the receive buffer before each repetition (outside the
-              # timing), as a transpose sends blocks it has just packed: bibw's default resends the
-              # same buffers, which at a few MB stay in the caches (4.3 MB: 31-38 GB/s against 14.7).
+              # One transpose's message to each peer (round 1 runs the slabs first), measured as the
+              # suite measures bibw: every message sends fresh bytes, written just before each
+              # repetition, as a transpose sends blocks it has just packed (the file's send_buffers).
               [ -n "$msg" ] || msg=$("$PYTHON" -c 'import sys, h5py; g = h5py.File(sys.argv[1])["dfft/p000"]
 print(max(1, int(g["bytes_transposed"][()].max()) // 2 // (int(sys.argv[2]) - 1)))' "$work/d3-$kind-$side-$np-1.h5" "$np")
-              run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw --window 1 -m "$msg:$msg" --validate -q \
+              run "${OMPI_RUN[@]}" -np 2 "$BIN" transfer --tests bibw --window 1 -m "$msg:$msg" -q \
                 -o "$work/bibw-$kind-$side-$np-$round.h5" ;;
           esac
         done
@@ -157,8 +156,8 @@ print("2. 3-D double: GFLOPS (HPCC's count: 5 N log2 N, r2c half) forward and th
 print("   (heFFTe's figure), the transpose's share of t_total, and the slowest rank's transpose rate both")
 print("   ways (2 x bytes sent / t_transpose) over the bibw of ranks 0-1 at one transpose's message per peer")
 print("   with one message in flight each way (--window 1, as in a transpose: a 64-deep window of megabyte")
-print("   messages reads 1.5-2x slower here, its buffers out of the caches), its buffers written before each")
-print("   repetition (--validate) as a transpose's packed blocks are (through shared memory both are copies,")
+print("   messages reads 1.5-2x slower here, its buffers out of the caches), each message fresh bytes written")
+print("   before the repetition as a transpose's packed blocks are (through shared memory both are copies,")
 print("   whose speed depends on what the caches hold: a ratio over 1 is the test's buffers costing more than")
 print("   the transpose's, not a faster link; between nodes the link bounds both),")
 print("   and the same for the exchange alone ('exch/bibw': 2 x exchange_Bps, the MPI calls inside the")
@@ -173,8 +172,10 @@ for side in sides:
         for kind in ("r2c", "c2c"):
             bibw = [float("nan")] * rounds
             if np_ > 1:
-                bibw = [float(np.ravel(h5py.File(f"{work}/bibw-{kind}-{side}-{np_}-{r}.h5")["transfer/bibw"]["bandwidth_Bps"][()])[-1])
-                        for r in range(1, rounds + 1)]
+                groups = [h5py.File(f"{work}/bibw-{kind}-{side}-{np_}-{r}.h5")["transfer/bibw"] for r in range(1, rounds + 1)]
+                if any(g.attrs.get("send_buffers") != "fresh" for g in groups):
+                    raise SystemExit("dfft_bench: a bibw without send_buffers 'fresh': rebuild wulfbench")
+                bibw = [float(np.ravel(g["bandwidth_Bps"][()])[-1]) for g in groups]
             for tag, name in (("d3", "slabs"), ("d3t", "T-out")):
                 a = [h5py.File(f"{work}/{tag}-{kind}-{side}-{np_}-{r}.h5")["dfft/p000"].attrs for r in range(1, rounds + 1)]
                 med = lambda key: st.median(x[key] for x in a)

@@ -118,3 +118,22 @@ def test_the_readme_units_claim_holds(files):
                      else None)
     exceptions = {re.sub(r"p\d{3}", "pNNN", n) for n in without}
     assert exceptions <= {"hosts", "fft/pNNN/inputs"}, exceptions
+
+
+def test_the_suite_and_the_dfft_bench_measure_bibw_by_one_rule(files, tmp_path):
+    """The bench sets the transposes against bibw; the report sets the suite's against it. Both must
+    follow one rule (fresh send buffers, no extra check that moves the caches): the bench's command
+    line, as tests/bench/dfft_bench.sh writes it, gives the suite's rule attributes."""
+    script = (ROOT / "tests" / "bench" / "dfft_bench.sh").read_text()
+    line = re.search(r'"\$BIN" (transfer --tests bibw [^\\\n]*)', script)
+    assert line, "no bibw command in tests/bench/dfft_bench.sh"
+    args = line.group(1).replace('"$msg:$msg"', "65536:65536").split()
+    assert all("$" not in a for a in args), args
+    bench = tmp_path / "bench.h5"
+    r = run_wb(2, *args, "-i", "3", "-o", str(bench))
+    assert r.returncode == 0, r.stderr
+    suite, _ = files
+    rule = ("send_buffers", "validated", "kind", "operation", "pairs_mode")
+    with h5py.File(suite) as s, h5py.File(bench) as b:
+        mine, theirs = (dict((k, f["transfer/bibw"].attrs.get(k)) for k in rule) for f in (b, s))
+    assert mine == theirs and mine["send_buffers"] == "fresh", (mine, theirs)

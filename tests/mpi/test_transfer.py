@@ -574,11 +574,12 @@ def test_bad_input_exits_2_with_one_line(tmp_path, np_, args, msg):
 
 def test_memory_limit_cuts_default_sizes(tmp_path):
     out = tmp_path / "t.h5"
-    # bw at 4 MiB with a window of 64 needs 260 MiB per rank; -M 20M leaves 256 KiB messages at most.
+    # bw at 4 MiB with a window of 64 needs 512 MiB per rank (a send and a receive buffer per message
+    # of the window); -M 20M leaves 128 KiB messages at most (16 MiB).
     r = transfer(2, out, "--tests", "bw", "-M", "20M", "-i", "2", "--dry-run")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "# cut to fit: bw: 524288 bytes and up (memory)" in r.stdout
-    assert "1 to 262144 bytes (19 sizes)" in r.stdout
+    assert "# cut to fit: bw: 262144 bytes and up (memory)" in r.stdout
+    assert "1 to 131072 bytes (18 sizes)" in r.stdout
 
 
 def test_sizes_beyond_memory_are_refused(tmp_path):
@@ -629,3 +630,20 @@ def test_bad_mpi_thread_level_is_refused_on_every_rank(tmp_path):
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert "WB_MPI_THREADS=multiple" in lines[0] and "single" in lines[0] and "funneled" in lines[0]
     assert not out.exists() and not Path(str(out) + ".partial").exists()
+
+
+def test_bw_and_bibw_send_fresh_bytes_with_or_without_validate(tmp_path):
+    """One rule for bw and bibw: every message of a window from its own send buffer, written before
+    each repetition. --validate only adds the receive check, which compares each of the 4 messages
+    with this repetition's pattern (the salt counts repetitions), so a message sent from a buffer
+    left from an earlier repetition, or never written, fails it."""
+    for extra in ((), ("--validate",)):
+        out = tmp_path / f"w{len(extra)}.h5"
+        r = transfer(2, out, "--tests", "bw,bibw", "--window", "4", "-m", "1000,64k", "-i", "5", "-x", "1", *extra)
+        assert r.returncode == 0 and "FAILED" not in r.stdout, r.stdout + r.stderr
+        with h5py.File(out, "r") as f:
+            for test in ("bw", "bibw"):
+                a = f[f"transfer/{test}"].attrs
+                assert a["send_buffers"] == "fresh" and a["validated"] == len(extra)
+                assert a["verified"] == (1 if extra else -1)
+                assert np.all(np.isfinite(f[f"transfer/{test}/bandwidth_Bps"][()]))

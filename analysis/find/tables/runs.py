@@ -243,6 +243,8 @@ def dfft_points(items: list[derive.DfftStats]) -> Table:
                  "sent over its transpose time) over the bibw of ranks 0 and 1 in the same file at "
                  "the transpose's message to each peer; near 1 the exchange runs at what the "
                  "network gives a pair, well below 1 it leaves bandwidth unused.")
+        rules = sorted({d.bibw_rule for d in items if d.bibw_rule})
+        note += " That bibw sent " + "; or ".join(rules) + "."
         deep = sorted({d.bibw_window for d in items if d.bibw_window > 1})
         if deep:
             note += (f" This bibw kept {'/'.join(map(str, deep))} messages in flight each way; a "

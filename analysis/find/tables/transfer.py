@@ -38,6 +38,10 @@ def transfer_stats(items: list[derive.TransferStats], name: str, title: str) -> 
                 Column("cv", "CV over reps", "pct")]
         note = ("Statistics over repetitions, as OSU prints them (avg, min, max) plus median and "
                 "p95; with several pairs the median pair's value (CV: the largest over pairs).")
+    windowed = sorted({derive.send_rule(t.run.transfer[t.test].attrs) for t in items
+                       if t.test in ("bw", "bibw") and t.test in t.run.transfer})
+    if windowed:
+        note += " bw and bibw sent " + "; or ".join(windowed) + "."
     cols = [Column("run", "run"), Column("test", "test"), Column("bytes", "size", "bytes"),
             Column("reps", "reps", "int")] + cols + [Column("bandwidth", "bandwidth", "Bps"), Column("unstable", "flag")]
     return Table(name, title, cols, rows, note=note + " A size with CV > 5 % is flagged unstable.")

@@ -115,6 +115,18 @@ static int k_pingpong(struct wb_transfer_ctx *c, double *t_op_s)
                                                   : pingpong_osu(c, t_op_s, pattern);
 }
 
+/* bw and bibw send fresh bytes, as an exchange of new data does: every message of a window has its
+ * own send buffer, all written just before the repetition (outside the timing), with or without
+ * --validate. Resending one untouched buffer, OSU's way, lets a cache-sized message be read from
+ * the caches: about 2x the rate of fresh data through shared memory. */
+static void write_window(struct wb_transfer_ctx *c, uint64_t salt)
+{
+    size_t n = (size_t)c->msg_bytes;
+    wb_transfer_fill(c->sbuf, n, salt);
+    for (int k = 1; k < c->window; k++)
+        memcpy(c->sbuf + (size_t)k * n, c->sbuf, n);
+}
+
 /* Leader sends a window of messages and waits for the partner's ack; the partner's receives
  * are posted (and announced) before the clock starts, so no message arrives unexpected.
  * Each message has its own receive buffer: overlapping pending receives are erroneous MPI. */
@@ -123,8 +135,8 @@ static int k_bw(struct wb_transfer_ctx *c, double *t_op_s)
     size_t n = (size_t)c->msg_bytes;
     int count = (int)c->msg_bytes, w = c->window;
     *t_op_s = NAN;
-    if (c->validate && c->role == 0)
-        wb_transfer_fill(c->sbuf, n, wb_transfer_salt(c, c->rank, c->peer));
+    if (c->role == 0)
+        write_window(c, wb_transfer_salt(c, c->rank, c->peer));
     int rc = barrier(c);
     if (rc || c->role < 0)
         return rc;
@@ -132,7 +144,8 @@ static int k_bw(struct wb_transfer_ctx *c, double *t_op_s)
         TRY(MPI_Recv(NULL, 0, MPI_BYTE, c->peer, TAG_SYNC, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
         double t0 = wb_timer_now_s();
         for (int k = 0; k < w; k++)
-            TRY(MPI_Isend(c->sbuf, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, &c->reqs[k]), "MPI_Isend");
+            TRY(MPI_Isend(c->sbuf + (size_t)k * n, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, &c->reqs[k]),
+                "MPI_Isend");
         TRY(MPI_Waitall(w, c->reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
         TRY(MPI_Recv(NULL, 0, MPI_BYTE, c->peer, TAG_ACK, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
         *t_op_s = (wb_timer_now_s() - t0) / w;
@@ -158,8 +171,8 @@ static int k_bibw(struct wb_transfer_ctx *c, double *t_op_s)
     size_t n = (size_t)c->msg_bytes;
     int count = (int)c->msg_bytes, w = c->window;
     *t_op_s = NAN;
-    if (c->validate && c->role >= 0)
-        wb_transfer_fill(c->sbuf, n, wb_transfer_salt(c, c->rank, c->peer));
+    if (c->role >= 0)
+        write_window(c, wb_transfer_salt(c, c->rank, c->peer));
     int rc = barrier(c);
     if (rc || c->role < 0)
         return rc;
@@ -171,7 +184,8 @@ static int k_bibw(struct wb_transfer_ctx *c, double *t_op_s)
         "MPI_Sendrecv");
     double t0 = wb_timer_now_s();
     for (int k = 0; k < w; k++)
-        TRY(MPI_Isend(c->sbuf, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, &c->reqs[w + k]), "MPI_Isend");
+        TRY(MPI_Isend(c->sbuf + (size_t)k * n, count, MPI_BYTE, c->peer, TAG_DATA, c->comm, &c->reqs[w + k]),
+            "MPI_Isend");
     TRY(MPI_Waitall(2 * w, c->reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
     if (c->role == 0) {
         TRY(MPI_Recv(NULL, 0, MPI_BYTE, c->peer, TAG_ACK, c->comm, MPI_STATUS_IGNORE), "MPI_Recv");
@@ -253,8 +267,7 @@ static int k_shift_window(struct wb_transfer_ctx *c, double *t_op_s)
     size_t n = (size_t)c->msg_bytes;
     int count = (int)c->msg_bytes, w = c->window, ack_at = 2 * w, ack_out = 2 * w + 1;
     MPI_Request *q = c->reqs;
-    if (c->validate)
-        wb_transfer_fill(c->sbuf, n, wb_transfer_salt(c, c->rank, c->to));
+    write_window(c, wb_transfer_salt(c, c->rank, c->to));
     int rc = barrier(c);
     if (rc)
         return rc;
@@ -267,7 +280,7 @@ static int k_shift_window(struct wb_transfer_ctx *c, double *t_op_s)
         "MPI_Sendrecv");
     double t0 = wb_timer_now_s(), t1 = t0;
     for (int k = 0; k < w; k++)
-        TRY(MPI_Isend(c->sbuf, count, MPI_BYTE, c->to, TAG_DATA, c->comm, &q[w + k]), "MPI_Isend");
+        TRY(MPI_Isend(c->sbuf + (size_t)k * n, count, MPI_BYTE, c->to, TAG_DATA, c->comm, &q[w + k]), "MPI_Isend");
     int received = 0;
     for (int left = 2 * w + 1; left > 0;) {
         int idx;
@@ -349,7 +362,7 @@ void wb_transfer_buffers(int test, int64_t msg_bytes, int nranks, int window, in
         break;
     case WB_TRANSFER_BW:
     case WB_TRANSFER_BIBW:
-        r = n * (size_t)window;
+        s = r = n * (size_t)window;
         break;
     case WB_TRANSFER_BARRIER:
         s = r = 0;

@@ -45,6 +45,9 @@ static int write_attrs(struct wb_transfer_run *r, const struct wb_transfer_test_
     W(wb_results_attr_str(res, g, "operation", tr->def->what));
     if (tr->test == WB_TRANSFER_PINGPONG)
         W(wb_results_attr_str(res, g, "pingpong_method", wb_transfer_pp_method_names[t->pp_method]));
+    /* The rule of bench_transfer_kernels.c's write_window, so a reader knows which bw it holds. */
+    if (tr->test == WB_TRANSFER_BW || tr->test == WB_TRANSFER_BIBW)
+        W(wb_results_attr_str(res, g, "send_buffers", "fresh"));
     if (tr->test == WB_TRANSFER_REDUCE || tr->test == WB_TRANSFER_ALLREDUCE) {
         W(wb_results_attr_str(res, g, "dtype", wb_transfer_dtype_names[t->dtype]));
         W(wb_results_attr_str(res, g, "op", wb_transfer_op_names[t->op]));
