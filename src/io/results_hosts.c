@@ -104,3 +104,5 @@ const struct wb_ceiling_machine *wb_results_machines(const struct wb_results *r,
         *machine_of = r ? r->machine_of : NULL;
     return r ? r->machines : NULL;
 }
+
+int32_t wb_results_root_mtu(const struct wb_results *r) { return r && r->hosts ? r->hosts[0].mtu : -1; }
