@@ -177,7 +177,7 @@ static int link(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const s
     int64_t most = fg->link_out_bytes > fg->link_in_bytes ? fg->link_out_bytes : fg->link_in_bytes;
     fg->link_bound_s = (double)most / fg->link_rate_Bps;
     fg->link_use = fg->link_bound_s / fg->med_total_s;
-    fg->link_mtu = wb_results_root_mtu(c->res);
+    fg->link_mtu = wb_results_link_mtu(c->res);
     fg->link_framing = wb_fftb_framing(fg->link_mtu);
     fg->link_wire_bound_s = fg->link_bound_s * fg->link_framing;
     fg->link_wire_use = fg->link_wire_bound_s / fg->med_total_s;

@@ -325,7 +325,7 @@ struct wb_fftb_figures {
     double *alone_cpu_share;      /* the same for rank 0's paired runs alone (NaN without them) */
     int64_t link_out_bytes, link_in_bytes; /* root: bytes of one request across the head node's link */
     double link_rate_Bps, link_bound_s, link_use;
-    int32_t link_mtu;             /* root: MTU of the head node's interface, -1 unknown */
+    int32_t link_mtu;             /* root: MTU of the head node's link (wb_results_link_mtu), -1 unknown */
     double link_framing;          /* root: Ethernet bytes on the wire per TCP payload byte at that MTU */
     double link_wire_bound_s, link_wire_use; /* root: link_bound_s x link_framing, and it over t_total */
     int paired;                   /* root, --paired-baseline: the next two are set */
