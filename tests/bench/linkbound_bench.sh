@@ -5,7 +5,9 @@
 # Usage: tests/bench/linkbound_bench.sh [PROFILE [NODES [SWITCH]]] [-- FFT-OPTION...]
 #   PROFILE pi3 (default) or pi4; NODES a list, default 2,4; SWITCH bridge (default) or serial.
 #        tests/bench/linkbound_bench.sh --table DIR SWITCH: the table again from a run's folder.
-# Environment: BENCH_RUNS (runs per node count, default 3), RESULTS (default results), WB_BIN, PYTHON.
+# Environment: BENCH_RUNS (runs per node count, default 3), RESULTS (default results), WB_BIN, PYTHON,
+#   BENCH_CAPTURE=1: tcpdump the frames into pi1 as its link lets them go (the host side of its veth),
+#   for the wire's own view: bytes that crossed, ACKs among them, and how long the link stood idle.
 # Root; the emulator must be down, and is taken down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,6 +15,8 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 table() {
 "$PYTHON" - "$1" "$2" <<'PY'
 import glob
+import os
+import struct
 import sys
 
 import h5py
@@ -32,6 +36,27 @@ def chunk_frames(frames: int, chunk: int, events: int) -> list[int]:
         frames -= sizes[-1]
         size *= 2
     return sizes
+
+
+def wire_view(pcap: str, start: float, end: float, rate: float, serial: bool) -> tuple[float, float, int]:
+    """From a tcpdump file (pcap, microseconds): the frames into the head inside [start, end] of
+    realtime, their bytes as the link counts them over the line rate (busy s), the window's idle s,
+    and how many were bare ACKs of the samples going out. tbf counts a frame's length; the serial
+    switch at least 60 B, plus 24 of preamble, FCS and gap."""
+    with open(pcap, "rb") as f:
+        raw = f.read()
+    at, size, off = [], [], 24
+    while off + 16 <= len(raw):
+        sec, usec, incl, orig = struct.unpack("<IIII", raw[off:off + 16])
+        at.append(sec + usec * 1e-6)
+        size.append(orig)
+        off += 16 + incl
+    at, size = np.asarray(at), np.asarray(size)
+    inside = size[(at >= start) & (at <= end)]
+    if serial:
+        inside = np.maximum(inside, 60) + 24
+    busy = float(inside.sum()) / rate
+    return busy, (end - start) - busy, int((inside <= 124).sum())
 
 
 def fluid(times: list[float], sizes: list[float], rate: float) -> tuple[float, float]:
@@ -72,23 +97,32 @@ for path in sorted(glob.glob(f"{out}/fft-n*.h5")):
         end, idle = fluid(times, sizes, rate / charged)
         head = tl[(tl["rank"] == 0) & (tl["phase"] == 1)]
         bound = float(a["link_bound_s"])
+        pcap = path.replace("/fft-", "/in-").replace(".h5", ".pcap")
+        busy = idle_w = float("nan")
+        acks = -1
+        if os.path.exists(pcap):
+            busy, idle_w, acks = wire_view(pcap, float(g["t_start_utc"][-1]), float(g["t_end_utc"][-1]), rate,
+                                      switch == "serial")
         rows.setdefault(n, []).append({
             "t": float(np.median(g["t_total"][()])), "bound": bound, "wire": wire,
             "framing": (charged - 1) * bound, "fill": min(times), "starved": idle - min(times),
             "rest": tt - end, "msgs": msgs, "head": float((head["t_end"] - head["t_start"]).sum()),
-            "head_done": float(head["t_end"].max()), "chunk": int(a["chunk_frames"]), "mtu": mtu})
+            "head_done": float(head["t_end"].max()), "chunk": int(a["chunk_frames"]), "mtu": mtu,
+            "busy": busy, "idle": idle_w, "acks": acks})
 print(f"# alpha (half a 1 B round trip) {alpha * 1e6:.1f} us; times in ms; medians over runs; fill, "
-      f"starved, rest from each run's last repetition; framing as the {switch} charges it")
+      f"starved, rest from each run's last repetition; framing as the {switch} charges it; w_: the "
+      f"frames into pi1 in that repetition (BENCH_CAPTURE=1): link busy, idle, bare ACKs")
 cols = ("nodes", "request", "bound", "x_bound", "x_wire", "framing", "fill", "starved", "rest",
-        "messages", "n*alpha", "head", "head_done", "chunk", "mtu")
+        "messages", "n*alpha", "head", "head_done", "chunk", "mtu", "w_busy", "w_idle", "w_acks")
 print(" ".join(f"{c:>9}" for c in cols))
 for n, rs in sorted(rows.items()):
     m = {k: float(np.median([r[k] for r in rs])) for k in rs[0]}
     vals = (n, m["t"] * 1e3, m["bound"] * 1e3, m["t"] / m["bound"], m["t"] / m["wire"], m["framing"] * 1e3,
             m["fill"] * 1e3, m["starved"] * 1e3, m["rest"] * 1e3, m["msgs"], m["msgs"] * alpha * 1e3,
-            m["head"] * 1e3, m["head_done"] * 1e3, m["chunk"], m["mtu"])
+            m["head"] * 1e3, m["head_done"] * 1e3, m["chunk"], m["mtu"], m["busy"] * 1e3, m["idle"] * 1e3,
+            m["acks"])
     fmt = ("{:>9d}", "{:9.1f}", "{:9.1f}", "{:9.3f}", "{:9.3f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.1f}",
-           "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.0f}", "{:9.0f}")
+           "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.0f}", "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.0f}")
     print(" ".join(f.format(int(v) if f.endswith("d}") else v) for f, v in zip(fmt, vals)))
 PY
 }
@@ -108,6 +142,8 @@ case $profile in pi3) rate=12.5MB ;; pi4) rate=125MB ;; *) echo "linkbound_bench
 [[ $nodes =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "linkbound_bench: nodes as a list such as 2,4, not '$nodes'" >&2; exit 2; }
 [[ $switch == bridge || $switch == serial ]] || { echo "linkbound_bench: switch bridge or serial, not '$switch'" >&2; exit 2; }
 runs=${BENCH_RUNS:-3}
+[[ ${BENCH_CAPTURE:-0} != 1 ]] || command -v tcpdump >/dev/null ||
+  { echo "linkbound_bench: BENCH_CAPTURE=1 needs tcpdump (apt-get install tcpdump)" >&2; exit 1; }
 $CL status >/dev/null 2>&1 && { echo "linkbound_bench: an emulated cluster is up; take it down first ($CL down)" >&2; exit 1; }
 out=${RESULTS:-results}/bench-linkbound/$profile-$switch-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
@@ -120,8 +156,15 @@ $CL up "$max" --link "$profile" --switch "$switch" >/dev/null
 $CL run --np 2 -- transfer --tests pingpong -m 1,64k,1M -q -o "$out/pingpong.h5" >/dev/null
 for n in ${nodes//,/ }; do
   for r in $(seq 1 "$runs"); do
+    cap=""
+    if [[ ${BENCH_CAPTURE:-0} == 1 ]]; then
+      # wbv1: the bridge's (or switch's) port toward pi1; its frames leave there when the link lets them.
+      tcpdump -i wbv1 -s 96 -w "$out/in-n$n-$r.pcap" "tcp and dst host 198.18.0.1" 2>/dev/null & cap=$!
+      sleep 1
+    fi
     $CL run --np "$n" -- fft --sweep files --files 16 --reps 5 --result spectra --schedule pipelined \
       --link-rate "$rate" "$@" -q -o "$out/fft-n$n-$r.h5" >/dev/null
+    [[ -z $cap ]] || { sleep 0.5; kill "$cap"; wait "$cap" || true; }
   done
 done
 $CL down >/dev/null
