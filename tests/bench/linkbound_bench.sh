@@ -7,7 +7,9 @@
 #        tests/bench/linkbound_bench.sh --table DIR SWITCH: the table again from a run's folder.
 # Environment: BENCH_RUNS (runs per node count, default 3), RESULTS (default results), WB_BIN, PYTHON,
 #   BENCH_CAPTURE=1: tcpdump the frames into pi1 as its link lets them go (the host side of its veth),
-#   for the wire's own view: bytes that crossed, ACKs among them, and how long the link stood idle.
+#   for the wire's own view: bytes that crossed, ACKs among them, and how long the link stood idle;
+#   BENCH_COMPARE=BIN: before each run, the same run by wulfbench binary BIN (into compare/), so two
+#   builds alternate in one hold and share its load; both tables are printed.
 # Root; the emulator must be down, and is taken down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -113,16 +115,17 @@ print(f"# alpha (half a 1 B round trip) {alpha * 1e6:.1f} us; times in ms; media
       f"starved, rest from each run's last repetition; framing as the {switch} charges it; w_: the "
       f"frames into pi1 in that repetition (BENCH_CAPTURE=1): link busy, idle, bare ACKs")
 cols = ("nodes", "request", "bound", "x_bound", "x_wire", "framing", "fill", "starved", "rest",
-        "messages", "n*alpha", "head", "head_done", "chunk", "mtu", "w_busy", "w_idle", "w_acks")
+        "messages", "n*alpha", "head", "head_done", "chunk", "mtu", "w_busy", "w_idle", "w_acks", "run_lo", "run_hi")
 print(" ".join(f"{c:>9}" for c in cols))
 for n, rs in sorted(rows.items()):
     m = {k: float(np.median([r[k] for r in rs])) for k in rs[0]}
     vals = (n, m["t"] * 1e3, m["bound"] * 1e3, m["t"] / m["bound"], m["t"] / m["wire"], m["framing"] * 1e3,
             m["fill"] * 1e3, m["starved"] * 1e3, m["rest"] * 1e3, m["msgs"], m["msgs"] * alpha * 1e3,
             m["head"] * 1e3, m["head_done"] * 1e3, m["chunk"], m["mtu"], m["busy"] * 1e3, m["idle"] * 1e3,
-            m["acks"])
+            m["acks"], min(r["t"] for r in rs) * 1e3, max(r["t"] for r in rs) * 1e3)
     fmt = ("{:>9d}", "{:9.1f}", "{:9.1f}", "{:9.3f}", "{:9.3f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.1f}",
-           "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.0f}", "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.0f}")
+           "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.1f}", "{:9.0f}", "{:9.0f}", "{:9.1f}", "{:9.1f}", "{:9.0f}",
+           "{:9.1f}", "{:9.1f}")
     print(" ".join(f.format(int(v) if f.endswith("d}") else v) for f, v in zip(fmt, vals)))
 PY
 }
@@ -142,6 +145,8 @@ case $profile in pi3) rate=12.5MB ;; pi4) rate=125MB ;; *) echo "linkbound_bench
 [[ $nodes =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "linkbound_bench: nodes as a list such as 2,4, not '$nodes'" >&2; exit 2; }
 [[ $switch == bridge || $switch == serial ]] || { echo "linkbound_bench: switch bridge or serial, not '$switch'" >&2; exit 2; }
 runs=${BENCH_RUNS:-3}
+compare=${BENCH_COMPARE:-}
+[[ -z $compare || -x $compare ]] || { echo "linkbound_bench: BENCH_COMPARE '$compare' is not an executable" >&2; exit 2; }
 [[ ${BENCH_CAPTURE:-0} != 1 ]] || command -v tcpdump >/dev/null ||
   { echo "linkbound_bench: BENCH_CAPTURE=1 needs tcpdump (apt-get install tcpdump)" >&2; exit 1; }
 $CL status >/dev/null 2>&1 && { echo "linkbound_bench: an emulated cluster is up; take it down first ($CL down)" >&2; exit 1; }
@@ -154,20 +159,32 @@ echo "# $(uptime)"
 $CL up "$max" --link "$profile" --switch "$switch" >/dev/null
 # The per-message cost alpha: half a round trip of 1 B between two nodes.
 $CL run --np 2 -- transfer --tests pingpong -m 1,64k,1M -q -o "$out/pingpong.h5" >/dev/null
-for n in ${nodes//,/ }; do
-  for r in $(seq 1 "$runs"); do
-    cap=""
-    if [[ ${BENCH_CAPTURE:-0} == 1 ]]; then
-      # wbv1: the bridge's (or switch's) port toward pi1; its frames leave there when the link lets them.
-      tcpdump -i wbv1 -s 96 -w "$out/in-n$n-$r.pcap" "tcp and dst host 198.18.0.1" 2>/dev/null & cap=$!
-      sleep 1
-    fi
-    $CL run --np "$n" -- fft --sweep files --files 16 --reps 5 --result spectra --schedule pipelined \
-      --link-rate "$rate" "$@" -q -o "$out/fft-n$n-$r.h5" >/dev/null
-    [[ -z $cap ]] || { sleep 0.5; kill "$cap"; wait "$cap" || true; }
+# fft_run DIR N R [BIN]: one run, its frames captured with BENCH_CAPTURE=1.
+fft_run() {
+  local cap=""
+  if [[ ${BENCH_CAPTURE:-0} == 1 ]]; then
+    # wbv1: the bridge's (or switch's) port toward pi1; its frames leave there when the link lets them.
+    tcpdump -i wbv1 -s 96 -w "$1/in-n$2-$3.pcap" "tcp and dst host 198.18.0.1" 2>/dev/null & cap=$!
+    sleep 1
+  fi
+  WB_BIN=${4:-${WB_BIN:-}} $CL run --np "$2" -- fft --sweep files --files 16 --reps 5 --result spectra \
+    --schedule pipelined --link-rate "$rate" "${fft_args[@]}" -q -o "$1/fft-n$2-$3.h5" >/dev/null
+  [[ -z $cap ]] || { sleep 0.5; kill "$cap"; wait "$cap" || true; }
+}
+fft_args=("$@")
+[[ -z $compare ]] || { mkdir -p "$out/compare"; cp "$out/pingpong.h5" "$out/compare/"; }
+for r in $(seq 1 "$runs"); do
+  for n in ${nodes//,/ }; do
+    [[ -z $compare ]] || fft_run "$out/compare" "$n" "$r" "$compare"
+    fft_run "$out" "$n" "$r"
   done
 done
 $CL down >/dev/null
 echo "# $(uptime)"
 echo "# files: $out"
+if [[ -n $compare ]]; then
+  echo "# $compare (run just before each run of the next table)"
+  table "$switch" "$out/compare"
+  echo "# ${WB_BIN:-build/wulfbench}"
+fi
 table "$switch" "$out"

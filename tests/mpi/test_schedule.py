@@ -202,9 +202,9 @@ def test_chunk_follows_the_link_rate(tmp_path):
             # At least four chunks per rank.
             assert chunks[rate, result] * 4 <= g["frames"][()].min()
     # 2 ms of a 1 MB/s link is under one frame's 4 kB of new samples; 100 MB/s carries about 48
-    # frames, but no message may pass 64 KiB: 15 frames of samples, or 7 of 8196 B spectra.
-    assert chunks["1MB", "spectra"] == 1 and chunks["100MB", "peaks"] == int(65536 / in_frame) > 10
-    assert chunks["100MB", "spectra"] == int(65536 / res_frame["spectra"]) == 7, (chunks, res_frame)
+    # frames, but no message may pass 64 KiB with 256 B of headers: 15 frames of samples, 7 of spectra.
+    assert chunks["1MB", "spectra"] == 1 and chunks["100MB", "peaks"] == int(65280 / in_frame) > 10
+    assert chunks["100MB", "spectra"] == int(65280 / res_frame["spectra"]) == 7, (chunks, res_frame)
 
 
 def test_dynamic_records_the_roots_read_time(tmp_path):
