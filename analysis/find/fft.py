@@ -86,13 +86,24 @@ def fft_findings(ctx) -> FftFindings:
                        tables.fft_points(list(items)), tuple(planning), tuple(finds))
 
 
+def wire_use_text(point) -> str:
+    """The same use against the wire's bound (the payload's bound times Ethernet's framing at the head
+    node's MTU), as the run recorded it; empty for files before it did."""
+    a = point.attrs
+    use, framing = as_float(a.get("link_wire_use")), as_float(a.get("link_framing"))
+    if not (np.isfinite(use) and np.isfinite(framing)):
+        return ""
+    return (f", {100 * use:.0f} % of the wire's (Ethernet framing x{framing:.3f} at MTU "
+            f"{as_int(a.get('link_mtu'), 0)})")
+
+
 def link_use_text(point, rate: tuple[float, str] | None) -> str:
     """The point's link use, from --link-rate as the run recorded it or from the line rate a
     transfer run in the same file measured between nodes."""
     use, what = model.link_use(point, rate)
     if np.isfinite(use):
         if what == "--link-rate":
-            return f"link use: {100 * use:.0f} % of the full-duplex bound"
+            return f"link use: {100 * use:.0f} % of the full-duplex bound" + wire_use_text(point)
         return (f"link use: {100 * use:.0f} % of the full-duplex bound at the measured "
                 f"{rate[0] / 1e6:.2f} MB/s ({what})")
     if as_int(point.attrs.get("link_out_bytes"), 0) > 0:

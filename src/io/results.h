@@ -213,5 +213,9 @@ int wb_results_abandon(const char *status, double wait_s, char *path, size_t cap
 /* Rank 0: the run's machines (hosts grouped by boot_id, as /ceilings/machines holds them) into *n and
  * each rank's machine into *machine_of (both NULL/0 elsewhere). Local. */
 const struct wb_ceiling_machine *wb_results_machines(const struct wb_results *r, int *n, const int **machine_of);
+/* Rank 0: the head node's link MTU: the smallest of the interfaces through which ranks on other nodes reach
+ * rank 0 (their /hosts rows; rank 0's own row names lo, the route to itself). -1 when no rank is on another
+ * node or none knows its MTU, and elsewhere. Local. */
+int32_t wb_results_link_mtu(const struct wb_results *r);
 
 #endif

@@ -104,3 +104,12 @@ const struct wb_ceiling_machine *wb_results_machines(const struct wb_results *r,
         *machine_of = r ? r->machine_of : NULL;
     return r ? r->machines : NULL;
 }
+
+int32_t wb_results_link_mtu(const struct wb_results *r)
+{
+    int32_t mtu = -1;
+    for (int q = 1; r && r->hosts && q < r->nranks; q++)
+        if (r->hosts[q].node != r->hosts[0].node && r->hosts[q].mtu > 0 && (mtu < 0 || r->hosts[q].mtu < mtu))
+            mtu = r->hosts[q].mtu;
+    return mtu;
+}

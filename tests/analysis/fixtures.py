@@ -533,8 +533,9 @@ def add_paired_baseline(path: Path | str, speedups: dict[str, float], noise: flo
             b.attrs["order"] = "cluster-first"
 
 
-def add_pipeline(path: Path | str, pid: str, chunks: int = 4, link_use: float | None = 0.8) -> None:
-    """schedule, overlap, link attributes and a timeline at one point."""
+def add_pipeline(path: Path | str, pid: str, chunks: int = 4, link_use: float | None = 0.8,
+                 mtu: int | None = None) -> None:
+    """schedule, overlap, link attributes (with mtu, the wire's too) and a timeline at one point."""
     with h5py.File(path, "a") as f:
         g = f["fft"][pid]
         total = g["t_total"][()]
@@ -548,6 +549,11 @@ def add_pipeline(path: Path | str, pid: str, chunks: int = 4, link_use: float | 
         g.attrs["link_rate_Bps"] = 12.5e6 if link_use is not None else float("nan")
         g.attrs["link_bound_s"] = 6.95e6 / 12.5e6 if link_use is not None else float("nan")
         g.attrs["link_use"] = link_use if link_use is not None else float("nan")
+        if mtu is not None:
+            g.attrs["link_mtu"] = np.int64(mtu)
+            g.attrs["link_framing"] = (mtu + 38) / (mtu - 52)
+            g.attrs["link_wire_bound_s"] = g.attrs["link_bound_s"] * g.attrs["link_framing"]
+            g.attrs["link_wire_use"] = g.attrs["link_use"] * g.attrs["link_framing"]
         phase = h5py.enum_dtype({"recv": 0, "compute": 1, "send": 2}, basetype="u1")
         dt = np.dtype([("rank", "<i4"), ("chunk", "<i4"), ("phase", phase),
                        ("t_start", "<f8"), ("t_end", "<f8")])

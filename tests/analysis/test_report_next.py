@@ -37,7 +37,7 @@ def rich(tmp_path_factory):
     pi = fixtures.write_run(folder / "pi.h5", fixtures.PI)
     fixtures.write_run(folder / "i5.h5", fixtures.I5)
     fixtures.add_paired_baseline(pi, {f"p{i:03d}": s for i, s in enumerate(SPEEDUPS)})
-    fixtures.add_pipeline(pi, "p010")
+    fixtures.add_pipeline(pi, "p010", mtu=1500)
     fixtures.add_pipeline(pi, "p009", link_use=None)
     fixtures.add_reps_auto(pi, "p003", "max_reps")
     fixtures.add_reps_auto(pi, "p004", "target_ci")
@@ -181,7 +181,9 @@ def test_reps_auto_points_are_flagged(rich):
 def test_pipeline_timeline_and_link_use(rich):
     out, page, _ = rich
     rows = {r["point"]: r for r in read_csv(out / "pipeline.csv")}
-    assert rows["p010"]["link_use"] == "link use: 80 % of the full-duplex bound"
+    # The wire's bound: 0.8 x 1538 / 1448 at MTU 1500; p009's file predates it and says nothing of it.
+    assert rows["p010"]["link_use"] == ("link use: 80 % of the full-duplex bound, 85 % of the wire's "
+                                        "(Ethernet framing x1.062 at MTU 1500)")
     assert float(rows["p010"]["overlap"]) == pytest.approx(1.35)
     assert rows["p010"]["schedule"] == "pipelined"
     # p009 has no --link-rate: its use comes from the file's own transfer bw between nodes

@@ -122,6 +122,17 @@ def test_phase_times_follow_their_definitions(tmp_path):
     assert np.median(phased) <= 1.02 and np.median(phased) >= 0.5, phased
 
 
+def ramp_chunks(frames: int, chunk: int) -> list[int]:
+    """A block's chunk sizes as pipelined sends them: 1, 2, 4, ... frames below the chunk, then chunks."""
+    sizes, size = [], 1
+    while frames > 0:
+        take = min(size if size < chunk else chunk, frames)
+        sizes.append(take)
+        frames -= take
+        size *= 2
+    return sizes
+
+
 def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
     out = tmp_path / "t.h5"
     with MachineLoad(cores=3) as load:
@@ -139,12 +150,12 @@ def test_timeline_shows_chunks_arriving_before_their_transforms(tmp_path):
     for q in (1, 2):
         mine = tl[tl["rank"] == q]
         recv, comp, send = (mine[mine["phase"] == k] for k in (0, 1, 2))
-        n = -(-int(frames[q]) // 4)
+        n = len(ramp_chunks(int(frames[q]), 4))
         assert len(recv) == len(comp) == len(send) == n
         assert np.all(recv["t_end"] <= comp["t_start"] + 1e-9)
         assert np.all(comp["t_end"] <= send["t_start"] + 1e-9)
         overlaps.append(send["t_start"][0] < recv["t_end"][-1])
-    assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == -(-int(frames[0]) // 4)
+    assert len(tl[(tl["rank"] == 0) & (tl["phase"] == 1)]) == len(ramp_chunks(int(frames[0]), 4))
     # When and in what order the chunks ran is up to the scheduler once other work shares the cores.
     if (why := load.busy()):
         pytest.skip(f"{why}; timeline ends at {tl['t_end'].max():.6f} s, t_total {t_total_last:.6f} s")
@@ -166,6 +177,9 @@ def test_link_figures_on_one_node_and_with_a_rate(tmp_path):
         assert g.attrs["link_out_bytes"] == 0 and g.attrs["link_in_bytes"] == 0
         assert g.attrs["link_rate_Bps"] == 12.5e6
         assert g.attrs["link_bound_s"] == 0 and g.attrs["link_use"] == 0
+        # On one node no frame crosses a link: no MTU, no framing (the emulated cluster's runs record 1500).
+        assert g.attrs["link_mtu"] == -1 and np.isnan(g.attrs["link_framing"])
+        assert np.isnan(g.attrs["link_wire_bound_s"])
     assert "nothing crossed its link" in r.stdout
     r = run_wb(2, "fft", "--sweep", "files", "--files", "1", "--file-seconds", "1", "--reps", "1",
                "-o", str(tmp_path / "n.h5"))
@@ -174,19 +188,23 @@ def test_link_figures_on_one_node_and_with_a_rate(tmp_path):
 
 
 def test_chunk_follows_the_link_rate(tmp_path):
-    chunks = {}
-    for rate in ("1MB", "100MB"):
-        out = tmp_path / f"{rate}.h5"
+    chunks, res_frame = {}, {}
+    for rate, result in (("1MB", "spectra"), ("100MB", "peaks"), ("100MB", "spectra")):
+        out = tmp_path / f"{rate}-{result}.h5"
         r = run_wb(2, "fft", "--sweep", "files", "--files", "8", "--file-seconds", "2", "--reps", "1",
-                   "--link-rate", rate, "-o", str(out))
+                   "--link-rate", rate, "--result", result, "-o", str(out))
         assert r.returncode == 0, r.stderr
         with h5py.File(out) as f:
             g = f["fft/p000"]
-            chunks[rate] = g.attrs["chunk_frames"]
+            chunks[rate, result] = int(g.attrs["chunk_frames"])
+            res_frame[result] = int(g["bytes_out"][()].sum()) / int(g["frames"][()].sum())
+            in_frame = int(g.attrs["input_bytes"]) / int(g.attrs["transforms"])  # 16-bit samples on the wire
             # At least four chunks per rank.
-            assert chunks[rate] * 4 <= g["frames"][()].min()
-    # 2 ms of a 1 MB/s link is under one frame's 4 kB of new samples; 100 MB/s carries about 48 frames.
-    assert chunks["1MB"] == 1 and chunks["100MB"] > 10
+            assert chunks[rate, result] * 4 <= g["frames"][()].min()
+    # 2 ms of a 1 MB/s link is under one frame's 4 kB of new samples; 100 MB/s carries about 48
+    # frames, but no message may pass 64 KiB with 256 B of headers: 15 frames of samples, 7 of spectra.
+    assert chunks["1MB", "spectra"] == 1 and chunks["100MB", "peaks"] == int(65280 / in_frame) > 10
+    assert chunks["100MB", "spectra"] == int(65280 / res_frame["spectra"]) == 7, (chunks, res_frame)
 
 
 def test_dynamic_records_the_roots_read_time(tmp_path):

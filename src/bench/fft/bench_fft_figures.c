@@ -155,6 +155,16 @@ static int ceiling(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, cons
     return rc;
 }
 
+/* Ethernet's own bytes per frame: header 14, FCS 4, preamble and start 8, the gap after it 12. */
+#define ETH_WIRE_BYTES 38
+/* IPv4 20 and TCP 20 bytes of header, and 12 of the timestamp option Linux sends on every segment. */
+#define IP_TCP_BYTES 52
+
+double wb_fftb_framing(int32_t mtu)
+{
+    return mtu > IP_TCP_BYTES ? (double)(mtu + ETH_WIRE_BYTES) / (double)(mtu - IP_TCP_BYTES) : NAN;
+}
+
 /* Collective: bytes of one request that crossed the head node's link (samples out to ranks on other
  * nodes, their results in), summed on rank 0, and that traffic's bound at the link's rate. */
 static int link(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const struct wb_fftb_measured *m)
@@ -167,6 +177,10 @@ static int link(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, const s
     int64_t most = fg->link_out_bytes > fg->link_in_bytes ? fg->link_out_bytes : fg->link_in_bytes;
     fg->link_bound_s = (double)most / fg->link_rate_Bps;
     fg->link_use = fg->link_bound_s / fg->med_total_s;
+    fg->link_mtu = wb_results_link_mtu(c->res);
+    fg->link_framing = wb_fftb_framing(fg->link_mtu);
+    fg->link_wire_bound_s = fg->link_bound_s * fg->link_framing;
+    fg->link_wire_use = fg->link_wire_bound_s / fg->med_total_s;
     return rc;
 }
 

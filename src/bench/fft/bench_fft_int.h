@@ -255,7 +255,8 @@ int wb_fftb_run_pipelined(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l,
 
 /* bench_fft_clock.c: every schedule's repetition clock: chunk size, timeline events, t_gather. */
 
-/* Units per chunk of pipelined and dynamic for layout l: --chunk, or about 2 ms of the link (--link-rate,
+/* Units per chunk of pipelined (after its ramp of 1, 2, 4, ... units) and dynamic for layout l: --chunk,
+ * or about 2 ms of the link, each message of samples or results at most 64 KiB (--link-rate,
  * else 100 Mbit/s) with at least 4 chunks per rank. WB_EUSAGE when --chunk exceeds a rank's block. Local,
  * the same on every rank. */
 int wb_fftb_chunk_choose(struct wb_fftb_ctx *c, const struct wb_fftb_layout *l, int64_t *chunk);
@@ -324,12 +325,18 @@ struct wb_fftb_figures {
     double *alone_cpu_share;      /* the same for rank 0's paired runs alone (NaN without them) */
     int64_t link_out_bytes, link_in_bytes; /* root: bytes of one request across the head node's link */
     double link_rate_Bps, link_bound_s, link_use;
+    int32_t link_mtu;             /* root: MTU of the head node's link (wb_results_link_mtu), -1 unknown */
+    double link_framing;          /* root: Ethernet bytes on the wire per TCP payload byte at that MTU */
+    double link_wire_bound_s, link_wire_use; /* root: link_bound_s x link_framing, and it over t_total */
     int paired;                   /* root, --paired-baseline: the next two are set */
     double alone_med_s;           /* rank 0 alone, median t_total */
     struct wb_stats speedup;      /* the pairs' speedups */
     int passed;
     char *plan_text;              /* root: FFTW's plan of each transform length, "n=N: PLAN" lines */
 };
+/* Bytes on an Ethernet wire per byte of TCP payload in full frames of an mtu-byte MTU (headers,
+ * preamble, FCS and gap: (mtu + 38) / (mtu - 52), 1.062 at 1500); NaN when mtu is unknown. Pure. */
+double wb_fftb_framing(int32_t mtu);
 /* Collective: fg from what this rank measured (m) and the verdict; free with wb_fftb_figures_free
  * (also after an error). 0 or an error, agreed on every rank. */
 int wb_fftb_figures_compute(struct wb_fftb_figures *fg, const struct wb_fftb_ctx *c, int id,

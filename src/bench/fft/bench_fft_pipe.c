@@ -13,13 +13,36 @@
 #include "bench/fft/options_fft.h"
 #include "core/timer.h"
 
-/* A rank's block split in chunks of ch units: chunk k is units [*a, *b). */
-static int64_t nchunks(int64_t u0, int64_t u1, int64_t ch) { return u1 > u0 ? (u1 - u0 + ch - 1) / ch : 0; }
+/* A rank's block split in chunks of ch units, after a ramp of 1, 2, 4, ... units (the powers of two
+ * below ch): the first results leave after one unit's samples have arrived, not a whole chunk's, so
+ * the pipeline fills in a fraction of a chunk's link time. Chunk k is units [*a, *b). */
+static int ramp_len(int64_t ch)
+{
+    int r = 0;
+    while (((int64_t)1 << r) < ch)
+        r++;
+    return r;
+}
+
+static int64_t nchunks(int64_t u0, int64_t u1, int64_t ch)
+{
+    int64_t len = u1 - u0, ramp = ((int64_t)1 << ramp_len(ch)) - 1;
+    if (len <= 0)
+        return 0;
+    if (len > ramp)
+        return ramp_len(ch) + (len - ramp + ch - 1) / ch;
+    int64_t k = 0;
+    while (((int64_t)1 << k) - 1 < len)
+        k++;
+    return k;
+}
 
 static void chunk_units(int64_t u0, int64_t u1, int64_t ch, int64_t k, int64_t *a, int64_t *b)
 {
-    *a = u0 + k * ch;
-    *b = *a + ch < u1 ? *a + ch : u1;
+    int r = ramp_len(ch);
+    int64_t size = k < r ? (int64_t)1 << k : ch;
+    *a = u0 + (k < r ? ((int64_t)1 << k) - 1 : ((int64_t)1 << r) - 1 + (k - r) * ch);
+    *b = *a + size < u1 ? *a + size : u1;
 }
 
 /* The samples chunk k brings: those its frames need that earlier chunks did not bring, [*s, *e). */

@@ -33,6 +33,10 @@ static void print_link(const struct wb_fftb_ctx *c, const struct wb_fftb_figures
     else
         wb_report_printf("#      link: out %.2f MB, in %.2f MB per request; give --link-rate to see its use\n",
                          (double)fg->link_out_bytes / 1e6, (double)fg->link_in_bytes / 1e6);
+    if (isfinite(fg->link_rate_Bps) && isfinite(fg->link_wire_bound_s) && fg->link_in_bytes + fg->link_out_bytes > 0)
+        wb_report_printf("#      link use on the wire: %.1f%% of the bound counting Ethernet's framing at MTU %d "
+                         "(x%.3f: %.3f s), which no chunk size buys back\n",
+                         100.0 * fg->link_wire_use, (int)fg->link_mtu, fg->link_framing, fg->link_wire_bound_s);
 }
 
 /* The ceiling line: the row's GFLOPS and kB/s against what the cores used (and the link) allow. */

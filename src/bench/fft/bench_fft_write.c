@@ -221,6 +221,10 @@ static void write_link(struct point_out *w)
     wb_results_attr_f64(res, w->g, "link_rate_Bps", fg->link_rate_Bps);
     wb_results_attr_f64(res, w->g, "link_bound_s", fg->link_bound_s);
     wb_results_attr_f64(res, w->g, "link_use", fg->link_use);
+    wb_results_attr_i64(res, w->g, "link_mtu", fg->link_mtu);
+    wb_results_attr_f64(res, w->g, "link_framing", fg->link_framing);
+    wb_results_attr_f64(res, w->g, "link_wire_bound_s", fg->link_wire_bound_s);
+    wb_results_attr_f64(res, w->g, "link_wire_use", fg->link_wire_use);
 }
 
 /* Root: the aggregate rate on the aligned clocks, and the ceilings it is held to. */

@@ -37,8 +37,8 @@ const struct wb_optdef wb_fft_optdefs[] = {
      "blocks in chunks with the phases overlapped (static: the same); Scatterv, compute, Gatherv in turn; or "
      "chunks on demand", "pipelined"},
     {"chunk", 1, 0, F_CHUNK, "N|auto",
-     "frames (whole mode: files) per chunk of pipelined and dynamic, 1 to 1048576; auto: about 2 ms of the link "
-     "each, at least 4 chunks per rank", "auto"},
+     "frames (whole mode: files) per chunk of pipelined and dynamic, 1 to 1048576 (pipelined: after a ramp of "
+     "1, 2, 4, ... frames); auto: about 2 ms of the link each, no message over 64 KiB, at least 4 chunks per rank", "auto"},
     {"link-rate", 1, 0, F_LINK_RATE, "BYTES/S",
      "line rate of the head node's link, e.g. 12.5MB for 100 Mbit/s: sizes chunks, gives link_use", "unknown"},
     {"root-computes", 1, 0, F_ROOT, "yes|no", "whether rank 0 also computes", "yes"},
