@@ -31,15 +31,6 @@ void wb_io_file_path(const struct wb_io_run *r, int d, const char *name, int ran
         snprintf(out, cap, "%s/" WB_IO_FILE_PREFIX "%s.dat", r->dir[d].run, name);
 }
 
-/* Ranks on this rank's node. */
-static int ranks_here(const struct wb_io_run *r)
-{
-    int n = 0;
-    for (int q = 0; q < r->nranks; q++)
-        n += r->node[q] == r->node[r->rank];
-    return n;
-}
-
 /* The bad-input checks of one folder on this rank: 0 or WB_EUSAGE with one line. */
 static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
 {
@@ -64,7 +55,7 @@ static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
                             "folder on a disk, or add --allow-memory", d->given,
                             fs.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs", host);
     d->free_bytes = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-    double need = wb_io_opts_storage_bytes(r->o, 0, ranks_here(r), r->ppn_max);
+    double need = wb_io_opts_storage_bytes(r->o, 0, wb_comm_node_ranks(r->node[r->rank]), r->ppn_max);
     if ((double)d->free_bytes < need)
         return wb_error_set(WB_EUSAGE, "--dir %s: %.0f MB free on %s, the run needs about %.0f MB; free some space "
                             "or give a smaller --size", d->given, (double)d->free_bytes / 1e6, host,
