@@ -63,6 +63,23 @@ static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
     return 0;
 }
 
+/* A folder shared between the nodes holds every rank's files on one filesystem: all nodes' needs together
+ * against its free space, the least any rank reads. Collective, agreed. */
+static int check_shared_room(const struct wb_io_run *r, const struct wb_io_dir *d)
+{
+    if (d->shared != 1)
+        return 0;
+    double need = 0, free_b = (double)d->free_bytes;
+    for (int n = 0; n < r->nnodes; n++)
+        need += wb_io_opts_storage_bytes(r->o, 0, wb_comm_node_ranks(n), r->ppn_max);
+    int rc = wb_comm_min_f64(free_b, &free_b);
+    if (rc == 0 && free_b < need)
+        rc = wb_error_set(WB_EUSAGE, "--dir %s: one folder shared by %d nodes, %.0f MB free, the %d ranks together "
+                          "need about %.0f MB; free some space or give a smaller --size", d->given, r->nnodes,
+                          free_b / 1e6, r->nranks, need / 1e6);
+    return wb_comm_agree(rc);
+}
+
 /* 1 when name in folder dir is a run folder a killed wulfbench io left: a real folder whose marker
  * starts with the magic line and whose lock no live run holds. */
 static int is_orphan(const char *path)
@@ -298,6 +315,11 @@ int wb_io_dirs_prepare(struct wb_io_run *r)
         read_device(r, &r->dir[i]);
         r->dir[i].dev.shared = r->dir[i].shared;
     }
+    for (int i = 0; i < r->ndirs && rc == 0; i++)
+        rc = check_shared_room(r, &r->dir[i]);
+    /* Nothing is left behind by a run refused here: the run folders made so far go. */
+    if (rc)
+        wb_io_dirs_finish(r);
     return rc;
 }
 
