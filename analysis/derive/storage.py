@@ -268,6 +268,37 @@ def fft_request(run: Run, runs: list[Run]) -> tuple[Run, FftPoint] | None:
     return None
 
 
+@dataclass(frozen=True)
+class ReadRate:
+    """One reader's sequential read rate from a run's /io (B/s): median, slowest and fastest repetition."""
+
+    Bps: float
+    low_Bps: float
+    high_Bps: float
+    cold: bool  # from cold reads; False: only warm ones were in the file
+    what: str  # "cold sequential read, FILE" (or warm, with why)
+
+
+def read_rate(run: Run, folder: str | None = None) -> ReadRate | None:
+    """What a request's files get from the disk: rank 0's MB/s in the sequential read tests that
+    succeeded (on `folder` when given), cold ones preferred, since the files come from the disk and
+    not the page cache; the median over repetitions, and over tests where there are several. None
+    without such a test."""
+    if run.io is None:
+        return None
+    reads = [p for p in run.io.points if p.test == "read" and p.status == "ok" and p.reps
+             and p.data["mbps"].shape[1] and (folder is None or p.dir == folder)]
+    cold = [p for p in reads if p.cold == 1]
+    series = [p.data["mbps"][:, 0] for p in cold or reads]
+    series = [x[np.isfinite(x) & (x > 0)] for x in series]
+    series = [x for x in series if x.size]
+    if not series:
+        return None
+    what = "cold" if cold else "warm (no cold read in the file)"
+    return ReadRate(float(np.median([np.median(x) for x in series])) * MB, float(min(x.min() for x in series)) * MB,
+                    float(max(x.max() for x in series)) * MB, bool(cold), f"{what} sequential read, {run.path.name}")
+
+
 def read_seconds(request_bytes: float, mbps: float) -> float:
     """Seconds to read `request_bytes` at `mbps` (MB = 10^6 bytes)."""
     return request_bytes / (mbps * MB) if mbps > 0 else float("nan")
