@@ -139,6 +139,9 @@ def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
         assert ("shared-write", "mpiio-coll", "shared-file") in apis and ("hdf5", "hdf5", "file-per-process") in apis
         assert "fsync" in gs[-1].attrs["note"]
         assert gs[2].attrs["direct"] == 1 and gs[2].attrs["sync"] == "o_direct+fdatasync"
+        # The cold sequential reads that succeeded: the report's storage ceiling.
+        cold_reads = sum(g.attrs["test"] == "read" and g.attrs["cold"] == 1 for g in gs)
+        assert f["ceilings"].attrs["storage_measured"] == cold_reads
     assert leftovers(disk) == []
 
 
