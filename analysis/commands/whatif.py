@@ -13,13 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..derive import energy
+from ..derive import energy, storage
 from ..derive.model import fit as model_fit
 from ..derive.model import node_count
 from ..derive.model import whatif as wm
 from ..find import tables
 from ..find import whatif as fw
-from ..read.io import read_io
 from ..read.reader import InputError, UsageError, find_result_files, open_run
 from ..read.runs import Run, name_runs
 from .cliutil import guarded_main, new_parser, prog_name
@@ -165,18 +164,18 @@ def disk_change(args) -> list[wm.Change]:
     if not Path(args.disk).is_file():
         raise UsageError(f"--disk {args.disk}: no such file; give a wulfbench io result")
     try:
-        io = read_io(Path(args.disk))
+        run = open_run(Path(args.disk))
     except InputError as err:
         raise UsageError(f"--disk {err.subject}: {err.what}; {err.todo}") from None
-    if io is None:
+    if run.io is None:
         raise UsageError(f"--disk {args.disk}: has no /io group, so it is no wulfbench io result; "
                          "give the file of wulfbench io --dir on the disk in question")
-    rate = wm.disk_read_rate(io)
+    rate = storage.read_rate(run)
     if rate is None:
         raise UsageError(f"--disk {args.disk}: holds no successful sequential read test; rerun "
                          "wulfbench io with the read test")
-    return [wm.Change("disk", f"a disk that reads at {tables.fmt_bps(rate[0])} ({rate[1]})",
-                      rate_Bps=rate[0], source=rate[1])]
+    return [wm.Change("disk", f"a disk that reads at {tables.fmt_bps(rate.Bps)} ({rate.what})",
+                      rate_Bps=rate.Bps, source=rate.what)]
 
 
 def print_table(items: list[fw.Row]) -> None:

@@ -249,10 +249,8 @@ def sd_checks(points: list[StoragePoint]) -> list[SdCheck]:
     return out
 
 
-def fft_request(run: Run, runs: list[Run]) -> tuple[Run, FftPoint] | None:
-    """The fft request to set the storage against: the largest verified point (the study's 64 × 5 s
-    files request, with fft's defaults) of this run, else of a run on the same hosts, else of any
-    other run given (baselines last)."""
+def _nearest(run: Run, runs: list[Run]) -> list[Run]:
+    """runs, run itself first, then those on the same hosts, then the others (baselines last)."""
     hosts = {h.get("hostname") for h in run.hosts}
 
     def rank(r: Run) -> int:
@@ -260,12 +258,56 @@ def fft_request(run: Run, runs: list[Run]) -> tuple[Run, FftPoint] | None:
             return 0
         return 1 if hosts & {h.get("hostname") for h in r.hosts} else 2 + r.is_baseline
 
-    for r in sorted(runs, key=rank):
+    return sorted(runs, key=rank)
+
+
+def fft_request(run: Run, runs: list[Run]) -> tuple[Run, FftPoint] | None:
+    """The fft request to set the storage against: the largest verified point (the study's 64 × 5 s
+    files request, with fft's defaults) of this run, else of a run on the same hosts, else of any
+    other run given (baselines last)."""
+    for r in _nearest(run, runs):
         usable = [p for p in r.points if p.verified != 0 and not r.invalid
                   and np.isfinite(p.input_bytes) and p.input_bytes > 0]
         if usable:
             return r, max(usable, key=lambda p: (p.scenario == "files", p.input_bytes))
     return None
+
+
+@dataclass(frozen=True)
+class ReadRate:
+    """One reader's sequential read rate from a run's /io (B/s): median, slowest and fastest repetition."""
+
+    Bps: float
+    low_Bps: float
+    high_Bps: float
+    cold: bool  # from cold reads; False: only warm ones were in the file
+    what: str  # "cold sequential read, FILE" (or warm, with why)
+
+
+def read_rate(run: Run, folder: str | None = None) -> ReadRate | None:
+    """What a request's files get from the disk: rank 0's MB/s in the sequential read tests that
+    succeeded (on `folder` when given), cold ones preferred, since the files come from the disk and
+    not the page cache; the median over repetitions, and over tests where there are several. None
+    without such a test."""
+    if run.io is None:
+        return None
+    reads = [p for p in run.io.points if p.test == "read" and p.status == "ok" and p.reps
+             and p.data["mbps"].shape[1] and (folder is None or p.dir == folder)]
+    cold = [p for p in reads if p.cold == 1]
+    series = [p.data["mbps"][:, 0] for p in cold or reads]
+    series = [x[np.isfinite(x) & (x > 0)] for x in series]
+    series = [x for x in series if x.size]
+    if not series:
+        return None
+    what = "cold" if cold else "warm (no cold read in the file)"
+    return ReadRate(float(np.median([np.median(x) for x in series])) * MB, float(min(x.min() for x in series)) * MB,
+                    float(max(x.max() for x in series)) * MB, bool(cold), f"{what} sequential read, {run.path.name}")
+
+
+def io_source(run: Run, runs: list[Run]) -> Run | None:
+    """The /io an fft run's reads are held to: its own (suite), else that of a run given with it on
+    the same hosts, else of any run given with it; None when no run has /io."""
+    return next((r for r in _nearest(run, runs) if r.io is not None), None)
 
 
 def read_seconds(request_bytes: float, mbps: float) -> float:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import derive
-from ..derive import ceilings, model
+from ..derive import ceilings, model, storage
 from .common import bold
 from .tables import Column, Table
 
@@ -36,6 +36,7 @@ def ceiling_findings(ctx) -> CeilingFindings:
     checks: list[ceilings.Check] = []
     for run in ctx.runs:
         checks += ceilings.run_checks(run)
+        checks += ceilings.storage_checks(run, storage.io_source(run, ctx.runs))
         checks += ceilings.dfft_checks(run, [(derive.dfft_stats(run, d, model.node_count(run)), d)
                                              for d in ctx.extra[run.name].dfft])
     for run, _steps, sat in ctx.loads:
@@ -51,7 +52,8 @@ def ceiling_findings(ctx) -> CeilingFindings:
     table = Table("ceilings", "Figures against their ceilings", cols, rows,
                   note="Each rate beside the most the machines it ran on can give (docs/reading.md, "
                        "\"Ceilings\"): compute, cores used x one core's rate for the same kernel; a link, "
-                       "its line rate; one machine's memory, its memcpy; a speedup, p; cpu_share, 1. A "
+                       "its line rate; one machine's memory, its memcpy; a speedup, p; cpu_share, 1; the "
+                       "inputs' read, wulfbench io's cold sequential read. A "
                        "figure above its ceiling beyond its own noise is never a finding.")
     warnings = []
     for run in ctx.runs:

@@ -27,8 +27,8 @@ from .. import SCHEMA  # noqa: E402
 from .h5groups import (BadData, read_attrs, read_compound, read_load_step, read_pairs_all,  # noqa: E402
                        read_point, read_transfer)
 from .owntime import read_own  # noqa: E402
-from .runs import IoGroup, Run  # noqa: E402
-from .storage import read_devices, read_io_point  # noqa: E402
+from .runs import Run  # noqa: E402
+from .storage import read_io_group  # noqa: E402
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 T = TypeVar("T")
@@ -312,17 +312,5 @@ def _read_body(fh: h5py.File, run: Run) -> None:
             if step is not None:
                 run.load_steps.append(step)
     if "io" in fh:
-        _read_io(fh["io"], run)
+        run.io = read_io_group(fh["io"], lambda where, func, *args: _guard(run, where, func, *args))
     run.own = _guard(run, "the run's own time", read_own, fh)
-
-
-def _read_io(io: h5py.Group, run: Run) -> None:
-    """/io: its attributes, the devices table and every test; a damaged test costs that test."""
-    attrs = _guard(run, "/io", read_attrs, io) or {}
-    devices = _guard(run, "/io/devices", read_devices, io) or []
-    points = []
-    for pid in _guard(run, "/io", lambda: sorted(k for k in io.keys() if k != "devices")) or []:
-        point = _guard(run, f"/io/{pid}", read_io_point, io, pid)
-        if point is not None:
-            points.append(point)
-    run.io = IoGroup(attrs=attrs, devices=devices, points=points)

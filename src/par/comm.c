@@ -21,6 +21,7 @@ static int my_rank, nranks = 1;
  * from them, and the MPI library's version line. */
 static char *host_names;     /* [nranks][MPI_MAX_PROCESSOR_NAME] */
 static int *node_of, node_count;
+static int *node_size, *node_first, node_size_max; /* [node_count]: ranks on each node, its lowest rank */
 static char library[MPI_MAX_LIBRARY_VERSION_STRING];
 static wb_comm_sync_hook sync_hook;
 
@@ -85,6 +86,13 @@ static int map_nodes(void)
                                     ? node_of[order[i - 1]] : order[i];
         for (int r = 0; r < nranks; r++)
             node_of[r] = node_of[r] == r ? node_count++ : node_of[node_of[r]];
+        node_size = calloc((size_t)node_count, sizeof *node_size);
+        node_first = malloc((size_t)node_count * sizeof *node_first);
+    }
+    rc = wb_comm_agree(rc ? rc : node_size && node_first ? 0 : wb_error_set(WB_ENOMEM, "out of memory for the node map"));
+    for (int r = nranks - 1; rc == 0 && r >= 0; r--) {
+        node_first[node_of[r]] = r;
+        node_size_max = ++node_size[node_of[r]] > node_size_max ? node_size[node_of[r]] : node_size_max;
     }
     free(order);
     return rc;
@@ -136,8 +144,11 @@ int wb_comm_finalize(void)
 {
     free(host_names);
     free(node_of);
+    free(node_size);
+    free(node_first);
     host_names = NULL;
     node_of = NULL;
+    node_size = node_first = NULL;
     int rc = world != MPI_COMM_NULL ? wb_comm_check(MPI_Comm_free(&world), "MPI_Comm_free") : 0;
     int frc = wb_comm_check(MPI_Finalize(), "MPI_Finalize");
     return rc ? rc : frc;
@@ -288,6 +299,12 @@ const int *wb_comm_node_map(int *nnodes)
         *nnodes = node_count;
     return node_of;
 }
+
+int wb_comm_node_ranks(int node) { return node_size && node >= 0 && node < node_count ? node_size[node] : 0; }
+
+int wb_comm_node_first(int node) { return node_first && node >= 0 && node < node_count ? node_first[node] : -1; }
+
+int wb_comm_node_ranks_max(void) { return node_size_max; }
 
 const char *wb_comm_hostname(int rank)
 {

@@ -74,6 +74,11 @@ int wb_comm_gather_i64_n(const int64_t *v, size_t n, int64_t *out);
  * [nranks] (ranks on the same hostname share one, numbered by first appearance), and the node count
  * in *nnodes (may be NULL). The map is comm's; valid until wb_comm_finalize. */
 const int *wb_comm_node_map(int *nnodes);
+/* Local, from the same map: the ranks on node (0 out of range), its lowest rank (-1 out of range), and
+ * the most ranks any node has. */
+int wb_comm_node_ranks(int node);
+int wb_comm_node_first(int node);
+int wb_comm_node_ranks_max(void);
 
 /* Local: rank's hostname as wb_comm_init gathered it ("unknown" out of range). */
 const char *wb_comm_hostname(int rank);

@@ -403,3 +403,72 @@ def test_a_failed_test_stored_without_a_rank_axis_still_shows_every_node(tmp_pat
     rows = _csv(tmp_path / "out" / "storage.csv")
     assert [(r["node"], r["status"], r["bandwidth_Bps"]) for r in rows] == [
         ("a", f"FAILED: {ENOSPC}", ""), ("b", f"FAILED: {ENOSPC}", ""), ("all nodes", f"FAILED: {ENOSPC}", "")]
+
+
+def _read_ceiling(*paths: Path, out: Path) -> list:
+    """The rows of "Figures against their ceilings" for the inputs' read, and Read first's lines."""
+    f = _findings(*paths, out=out)
+    rows = [r for r in f.ceilings.table.rows if r["figure"].startswith("read MB/s")]
+    return rows, list(f.ceilings.warnings)
+
+
+def _t_read(path: Path, mbps: tuple[float, float, float]) -> None:
+    """The largest point's t_read at these read rates of its inputs, each for a third of its repetitions."""
+    with h5py.File(path, "a") as f:
+        g = max(f["fft"].values(), key=lambda g: g.attrs["input_bytes"])
+        reps = len(g["t_read"])
+        seconds = [REQUEST_BYTES / mbps[k * 3 // reps] / 1e6 for k in range(reps)]
+        del g["t_read"]
+        fixtures._dataset(g, "t_read", np.array(seconds), "s")
+
+
+def test_inputs_read_faster_than_the_disk_are_the_page_cache_never_a_finding(tmp_path):
+    # 28.2 MB in 0.29-0.36 s: 78-97 MB/s, every repetition above the cold read's fastest (40 MB/s
+    # at its median repetition, 41.7 at its fastest).
+    path = _sd_cluster(tmp_path / "in" / "pi.h5")
+    rows, warnings = _read_ceiling(path, out=tmp_path / "out")
+    (row,) = rows
+    assert row["where"] == "p004" and row["ceiling"] == pytest.approx(40.0)
+    assert row["value"] == pytest.approx(REQUEST_BYTES / 0.32 / 1e6)
+    assert "cold sequential read, pi.h5" in row["bound"]
+    assert row["verdict"] == "ABOVE THE CEILING, beyond its noise; likely cause: page cache: the inputs were read warm"
+    (line,) = [w for w in warnings if "read MB/s" in w]
+    assert "left out of the findings" in line and "page cache: the inputs were read warm" in line
+
+
+def test_inputs_read_within_the_disk_s_spread_are_not_above(tmp_path):
+    path = _sd_cluster(tmp_path / "in" / "pi.h5")
+    # A median of 42.3 MB/s passes the ceiling (40), but the slowest repetition (39.2) does not pass
+    # the io read's fastest (41.7): at the ceiling within its noise.
+    _t_read(path, (39.2, 42.3, 43.0))
+    (row,) = _read_ceiling(path, out=tmp_path / "o1")[0]
+    assert row["value"] == pytest.approx(42.3) and row["verdict"] == "at the ceiling, within its noise"
+    # Slower than the disk: within, with its share of the ceiling.
+    _t_read(path, (19.0, 20.0, 21.0))
+    (row,) = _read_ceiling(path, out=tmp_path / "o2")[0]
+    assert row["verdict"] == "within (50 % of it)"
+
+
+def test_the_read_ceiling_comes_from_an_io_result_given_beside(tmp_path):
+    fft = fixtures.write_run(tmp_path / "in" / "fft.h5", iof.io_cluster(fft=True, label="pi-fft"))
+    _default_request(fft)
+    _t_read(fft, (20.0, 21.0, 22.0))
+    rows, _ = _read_ceiling(fft, out=tmp_path / "o1")
+    assert [(r["ceiling"] != r["ceiling"], r["verdict"]) for r in rows] == [(True, "no ceiling known")]
+    assert "no cold sequential read of wulfbench io" in rows[0]["bound"]
+    io_only = _sd_cluster(tmp_path / "in" / "io.h5", fft=False)
+    rows, _ = _read_ceiling(io_only, fft, out=tmp_path / "o2")
+    (row,) = rows
+    assert row["run"] == "pi-fft" and row["ceiling"] == pytest.approx(40.0) and "io.h5" in row["bound"]
+    assert row["verdict"] == "within (52 % of it)"
+
+
+def test_warm_reads_and_synthetic_inputs_give_no_read_ceiling(tmp_path):
+    path = fixtures.write_run(tmp_path / "in" / "pi.h5", iof.io_cluster(fft=True))
+    iof.add_io(path, [IoTest("read", "/disk", mbps=[40, 42, 41, 30], cold=0)])
+    _default_request(path)
+    (row,) = _read_ceiling(path, out=tmp_path / "o1")[0]
+    assert row["verdict"] == "no ceiling known"
+    synthetic = _sd_cluster(tmp_path / "in2" / "pi.h5")
+    _default_request(synthetic, synthetic=True)
+    assert _read_ceiling(synthetic, out=tmp_path / "o2")[0] == []

@@ -211,3 +211,48 @@ def loop_ext4(under: Path, mib: int, *mkfs_args: str):
         yield mnt
     finally:
         subprocess.run(["umount", str(mnt)])
+
+
+IO_FLOOR_NODE_BYTES = 64 << 20  # io's WB_IO_FLOOR_NODE_BYTES
+
+
+def io_need_bytes(ranks_here: int, ppn_max: int, size: int = 0) -> float:
+    """io's need per node as docs/usage.md states it: twice each rank's file, and a tenth of one to spare."""
+    per_rank = size or IO_FLOOR_NODE_BYTES / ppn_max
+    return ranks_here * per_rank * 2 + per_rank / 5
+
+
+def one_node_not_two_bytes(folder: Path) -> int:
+    """A whole-MiB io size per rank whose need (one rank a node) fits folder's free space for one node, not for two."""
+    s = os.statvfs(folder)
+    free = s.f_bavail * s.f_frsize
+    size = int(free / 3.3) >> 20 << 20
+    assert io_need_bytes(1, 1, size) <= free < 2 * io_need_bytes(1, 1, size), (free, size)
+    return size
+
+
+def other_node(host: str, private: Path | None, folder: Path, *args: str) -> list[str]:
+    """One rank of an MPMD launch on another "node": its own host name and, when private is given, its own
+    folder bind-mounted over folder, both only in the namespace unshare makes for it."""
+    bind = f"mount --bind {private} {folder} && " if private else ""
+    script = f"hostname {host} && {bind}exec {BIN} {' '.join(args)}"
+    return ["-np", "1", "unshare", "-mu", "--propagation", "private", "sh", "-c", script]
+
+
+def run_nodes(folder: Path, args: tuple[str, ...], *others: tuple[str, Path | None],
+              timeout: float = 180) -> subprocess.CompletedProcess:
+    """wulfbench ARGS on rank 0 here and one rank on each other "node" (host name, private folder or None)."""
+    cmd = [*launcher(1), str(BIN), *args]
+    for host, private in others:
+        cmd += [":", *other_node(host, private, folder, *args)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=mpi_env(),
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def namespaces():
+    """Skips unless another "node" can be made on this machine (root, unshare -mu)."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("another node on this machine needs root and unshare (UTS and mount namespaces)")
+    if subprocess.run(["unshare", "-mu", "true"]).returncode != 0:
+        pytest.skip("unshare -mu is refused here (a container without CAP_SYS_ADMIN)")

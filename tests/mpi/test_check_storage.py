@@ -15,21 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, launcher, loop_ext4, mpi_env, run_wb
+from conftest import io_need_bytes, loop_ext4, one_node_not_two_bytes, run_nodes, run_wb
 
 VERDICT = re.compile(r"^(ok|warn|fail)\s+(iodir|shared|space)\s+(.*)$")
 IS_ROOT = os.geteuid() == 0
-FLOOR_NODE_BYTES = 64 << 20  # io's WB_IO_FLOOR_NODE_BYTES
 
 
 def verdicts(stdout: str) -> list[tuple[str, str, str]]:
     return [m.groups() for m in map(VERDICT.match, stdout.splitlines()) if m]
-
-
-def io_need_bytes(ranks_here: int, ppn_max: int, size: int = 0) -> float:
-    """io's need per node as docs/usage.md states it: twice each rank's file, and a tenth of one to spare."""
-    per_rank = size or FLOOR_NODE_BYTES / ppn_max
-    return ranks_here * per_rank * 2 + per_rank / 5
 
 
 def tokens(d: Path) -> list[str]:
@@ -119,29 +112,8 @@ def test_space_follows_io_s_own_need_on_a_small_then_full_ext4(small_ext4, disk)
     assert tokens(mnt) == []
 
 
-def other_node(host: str, private: Path | None, folder: Path, *args: str) -> list[str]:
-    """One rank of an MPMD launch on another "node": its own host name and, when private is given, its own
-    folder bind-mounted over folder, both only in the namespace unshare makes for it."""
-    bind = f"mount --bind {private} {folder} && " if private else ""
-    script = f"hostname {host} && {bind}exec {BIN} {' '.join(args)}"
-    return ["-np", "1", "unshare", "-mu", "--propagation", "private", "sh", "-c", script]
-
-
-def run_nodes(folder: Path, *others: tuple[str, Path | None]) -> subprocess.CompletedProcess:
-    args = ("check", "--io-dir", str(folder))
-    cmd = [*launcher(1), str(BIN), *args]
-    for host, private in others:
-        cmd += [":", *other_node(host, private, folder, *args)]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=ROOT, env=mpi_env(),
-                          stdin=subprocess.DEVNULL)
-
-
-@pytest.fixture
-def namespaces():
-    if not IS_ROOT or not shutil.which("unshare"):
-        pytest.skip("another node on this machine needs root and unshare (UTS and mount namespaces)")
-    if subprocess.run(["unshare", "-mu", "true"]).returncode != 0:
-        pytest.skip("unshare -mu is refused here (a container without CAP_SYS_ADMIN)")
+def check_nodes(folder: Path, *others: tuple[str, Path | None]) -> subprocess.CompletedProcess:
+    return run_nodes(folder, ("check", "--io-dir", str(folder)), *others)
 
 
 def test_shared_between_nodes_local_to_each_or_broken(disk, namespaces):
@@ -149,19 +121,19 @@ def test_shared_between_nodes_local_to_each_or_broken(disk, namespaces):
     folder.mkdir()
     private.mkdir()
     # Two nodes, one folder: shared, and the room is all nodes' need against the one disk.
-    r = run_nodes(folder, ("wbnode2", None))
+    r = check_nodes(folder, ("wbnode2", None))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2 ranks on 2 nodes answered" in r.stdout
     v = verdicts(r.stdout)
     assert v[1][:2] == ("ok", "shared") and "one folder on all 2 nodes" in v[1][2], r.stdout
     assert f"for the {round(2 * io_need_bytes(1, 1) / 1e6)} MB all nodes need" in v[2][2], v[2][2]
     # Two nodes, each its own folder at the path: local to each node, which io measures per node.
-    r = run_nodes(folder, ("wbnode2", private))
+    r = check_nodes(folder, ("wbnode2", private))
     assert r.returncode == 0, r.stdout + r.stderr
     v = verdicts(r.stdout)
     assert v[1][:2] == ("ok", "shared") and "local folder on each node" in v[1][2], r.stdout
     # Three nodes, the third with its own folder where the others share one: a mount is missing there.
-    r = run_nodes(folder, ("wbnode2", None), ("wbnode3", private))
+    r = check_nodes(folder, ("wbnode2", None), ("wbnode3", private))
     assert r.returncode != 0
     v = verdicts(r.stdout)
     lvl, fact, text = v[1]
@@ -169,6 +141,23 @@ def test_shared_between_nodes_local_to_each_or_broken(disk, namespaces):
     assert "rank 1" not in text.split("missing on")[1]
     assert "fix: mount the shared folder at the same path on every node" in r.stdout
     assert tokens(folder) == [] and tokens(private) == []
+
+
+def test_a_shared_folder_needs_room_for_every_node_s_files(disk, namespaces):
+    with loop_ext4(disk, 32) as mnt:
+        size = one_node_not_two_bytes(mnt)
+        args = ("check", "--io-dir", str(mnt), "--io-size", f"{size >> 20}M")
+        assert run_wb(1, *args).returncode == 0
+        r = run_nodes(mnt, args, ("wbnode2", None))
+        assert r.returncode != 0, r.stdout + r.stderr
+        v = verdicts(r.stdout)
+        assert v[1][:2] == ("ok", "shared"), r.stdout
+        lvl, fact, text = v[2]
+        need_mb = round(2 * io_need_bytes(1, 1, size) / 1e6)
+        assert (lvl, fact) == ("fail", "space") and f"all 2 nodes need about {need_mb} MB together" in text, text
+        m = re.search(r"the shared folder has (\d+) MB free", text)
+        assert m and abs(int(m.group(1)) - free_mb(mnt)) <= 2, (text, free_mb(mnt))
+        assert tokens(mnt) == []
 
 
 @pytest.mark.parametrize("args,words", [

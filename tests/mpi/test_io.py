@@ -16,7 +16,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, FAULTS_BIN, error_lines, loop_ext4, mpi_env, run_faults, run_wb
+from conftest import (BIN, FAULTS_BIN, error_lines, io_need_bytes, loop_ext4, mpi_env, one_node_not_two_bytes,
+                      run_faults, run_nodes, run_wb)
 
 QUICK = ("--time", "0.3", "--size", "2M", "--reps", "2", "--warmup", "0")
 ATTRS = {"test", "dir", "dir_index", "shared", "api", "access", "file_bytes", "xfer_bytes", "reps", "warmup",
@@ -138,6 +139,9 @@ def test_every_test_writes_the_schema_and_the_aggregate_rule(disk):
         assert ("shared-write", "mpiio-coll", "shared-file") in apis and ("hdf5", "hdf5", "file-per-process") in apis
         assert "fsync" in gs[-1].attrs["note"]
         assert gs[2].attrs["direct"] == 1 and gs[2].attrs["sync"] == "o_direct+fdatasync"
+        # The cold sequential reads that succeeded: the report's storage ceiling.
+        cold_reads = sum(g.attrs["test"] == "read" and g.attrs["cold"] == 1 for g in gs)
+        assert f["ceilings"].attrs["storage_measured"] == cold_reads
     assert leftovers(disk) == []
 
 
@@ -270,6 +274,31 @@ def test_full_disk_fails_the_point_and_the_run_goes_on(small_ext4, disk):
         check_point(meta, 2)
     assert leftovers(small_ext4) == []
     assert sorted(p.name for p in small_ext4.iterdir()) == ["lost+found"]
+
+
+def test_a_shared_folder_must_hold_every_node_s_files(disk, namespaces):
+    """Two nodes (the second in its own UTS namespace) on one loop-device ext4: a size each node's files fit
+    alone but not both nodes' together is refused before the run, with the free space and the sum."""
+    with loop_ext4(disk, 32) as mnt:
+        size = one_node_not_two_bytes(mnt)
+        free_mb = shutil.disk_usage(mnt).free / 1e6
+        out = disk / "s.h5"
+        args = ["io", "--dir", str(mnt), "--tests", "write", "--reps", "1", "--warmup", "0", "-o", str(out)]
+        r = run_nodes(mnt, (*args, "--size", f"{size >> 20}M"), ("wbnode2", None))
+        lines = error_lines(r.stderr)
+        assert r.returncode == 2 and len(lines) == 1, (r.returncode, r.stdout, r.stderr)
+        need_mb = round(2 * io_need_bytes(1, 1, size) / 1e6)
+        assert f"--dir {mnt}: one folder shared by 2 nodes" in lines[0] and f"need about {need_mb} MB" in lines[0]
+        assert abs(float(lines[0].split(" MB free")[0].rsplit(" ", 1)[1]) - free_mb) <= 2, (lines[0], free_mb)
+        assert not out.exists() and not Path(str(out) + ".partial").exists()
+        assert leftovers(mnt) == []
+        # A size both nodes' files fit: the run goes, on the folder it found shared.
+        r = run_nodes(mnt, (*args, "--size", "1M"), ("wbnode2", None))
+        assert r.returncode == 0, r.stderr
+        with h5py.File(out) as f:
+            assert list(f["io/devices"]["shared"]) == [1, 1]
+            assert groups(f)[0].attrs["status"] == "ok"
+        assert leftovers(mnt) == []
 
 
 def test_orphans_of_a_killed_run_are_removed_and_nothing_else(disk):

@@ -232,22 +232,3 @@ def request_bytes(point: FftPoint) -> tuple[float, float]:
     """(bytes out of the head node, bytes back) of one request."""
     _f, m_in, m_out = request_shape(point)
     return m_in, m_out
-
-
-def disk_read_rate(io) -> tuple[float, str] | None:
-    """One reader's sequential read rate (B/s) from a wulfbench io result, and what it is: the
-    median over repetitions of rank 0's MB/s in the read tests that succeeded, cold reads
-    preferred (a request's files come from the disk, not the page cache)."""
-    reads = [t for t in io.tests if str(t.attrs.get("test", "")) == "read" and t.ok]
-    cold = [t for t in reads if str(t.attrs.get("cold", "")) in ("1", "1.0")]
-    found = []
-    for t in cold or reads:
-        if t.mbps is not None and t.mbps.ndim == 2 and t.mbps.shape[1]:
-            found.append(stats.nanmedian(t.mbps[:, 0]))
-        elif np.isfinite(float(t.attrs.get("agg_mbps_median", np.nan) or np.nan)):
-            found.append(float(t.attrs["agg_mbps_median"]))
-    found = [f for f in found if np.isfinite(f) and f > 0]
-    if not found:
-        return None
-    what = "cold" if cold else "warm (no cold read in the file)"
-    return float(np.median(found)) * 1e6, f"{what} sequential read, {io.path.name}"

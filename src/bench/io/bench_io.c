@@ -49,12 +49,8 @@ static int align_clocks(struct wb_io_run *r)
                           : wb_comm_clock_answer(&k, 0, 30.0, 1e-3);
     rc = wb_comm_agree(rc);
     /* One clock per node: rank 0's node reads rank 0's own, every other node its first rank's probe. */
-    for (int q = 0; rc == 0 && r->rank == 0 && q < r->nranks; q++) {
-        int first = q;
-        while (first > 0 && r->node[first - 1] == r->node[q])
-            first--;
-        off[q] = r->node[q] == r->node[0] ? 0 : off[first];
-    }
+    for (int q = 0; rc == 0 && r->rank == 0 && q < r->nranks; q++)
+        off[q] = r->node[q] == r->node[0] ? 0 : off[wb_comm_node_first(r->node[q])];
     if (rc == 0 && r->rank == 0)
         r->offset_s = 0;
     if (rc == 0) {
@@ -73,15 +69,8 @@ static int align_clocks(struct wb_io_run *r)
 static int setup(struct wb_io_run *r)
 {
     r->node = wb_comm_node_map(&r->nnodes);
-    for (int q = 0; q < r->nranks; q++) {
-        int here = 0;
-        for (int p = 0; p < r->nranks; p++)
-            here += r->node[p] == r->node[q];
-        r->ppn_max = here > r->ppn_max ? here : r->ppn_max;
-    }
-    r->node_leader = 1;
-    for (int q = 0; q < r->rank; q++)
-        r->node_leader &= r->node[q] != r->node[r->rank];
+    r->ppn_max = wb_comm_node_ranks_max();
+    r->node_leader = wb_comm_node_first(r->node[r->rank]) == r->rank;
     r->root_user = geteuid() == 0;
     if (r->rank == 0) {
         uint64_t s = wb_rng_mix((uint64_t)time(NULL) ^ (uint64_t)getpid() << 32 ^ (uint64_t)(wb_timer_now_s() * 1e9));

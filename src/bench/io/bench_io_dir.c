@@ -31,15 +31,6 @@ void wb_io_file_path(const struct wb_io_run *r, int d, const char *name, int ran
         snprintf(out, cap, "%s/" WB_IO_FILE_PREFIX "%s.dat", r->dir[d].run, name);
 }
 
-/* Ranks on this rank's node. */
-static int ranks_here(const struct wb_io_run *r)
-{
-    int n = 0;
-    for (int q = 0; q < r->nranks; q++)
-        n += r->node[q] == r->node[r->rank];
-    return n;
-}
-
 /* The bad-input checks of one folder on this rank: 0 or WB_EUSAGE with one line. */
 static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
 {
@@ -64,12 +55,29 @@ static int check_dir(struct wb_io_run *r, struct wb_io_dir *d)
                             "folder on a disk, or add --allow-memory", d->given,
                             fs.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs", host);
     d->free_bytes = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize;
-    double need = wb_io_opts_storage_bytes(r->o, 0, ranks_here(r), r->ppn_max);
+    double need = wb_io_opts_storage_bytes(r->o, 0, wb_comm_node_ranks(r->node[r->rank]), r->ppn_max);
     if ((double)d->free_bytes < need)
         return wb_error_set(WB_EUSAGE, "--dir %s: %.0f MB free on %s, the run needs about %.0f MB; free some space "
                             "or give a smaller --size", d->given, (double)d->free_bytes / 1e6, host,
                             need / 1e6);
     return 0;
+}
+
+/* A folder shared between the nodes holds every rank's files on one filesystem: all nodes' needs together
+ * against its free space, the least any rank reads. Collective, agreed. */
+static int check_shared_room(const struct wb_io_run *r, const struct wb_io_dir *d)
+{
+    if (d->shared != 1)
+        return 0;
+    double need = 0, free_b = (double)d->free_bytes;
+    for (int n = 0; n < r->nnodes; n++)
+        need += wb_io_opts_storage_bytes(r->o, 0, wb_comm_node_ranks(n), r->ppn_max);
+    int rc = wb_comm_min_f64(free_b, &free_b);
+    if (rc == 0 && free_b < need)
+        rc = wb_error_set(WB_EUSAGE, "--dir %s: one folder shared by %d nodes, %.0f MB free, the %d ranks together "
+                          "need about %.0f MB; free some space or give a smaller --size", d->given, r->nnodes,
+                          free_b / 1e6, r->nranks, need / 1e6);
+    return wb_comm_agree(rc);
 }
 
 /* 1 when name in folder dir is a run folder a killed wulfbench io left: a real folder whose marker
@@ -307,6 +315,11 @@ int wb_io_dirs_prepare(struct wb_io_run *r)
         read_device(r, &r->dir[i]);
         r->dir[i].dev.shared = r->dir[i].shared;
     }
+    for (int i = 0; i < r->ndirs && rc == 0; i++)
+        rc = check_shared_room(r, &r->dir[i]);
+    /* Nothing is left behind by a run refused here: the run folders made so far go. */
+    if (rc)
+        wb_io_dirs_finish(r);
     return rc;
 }
 

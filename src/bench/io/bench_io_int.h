@@ -49,6 +49,7 @@ struct wb_io_run {
     double offset_s;               /* this rank's clock minus rank 0's */
     unsigned char *pool;           /* WB_IO_POOL_PAGES random pages from --seed */
     int points;                    /* groups written, i000 ... */
+    int cold_reads;                /* rank 0: the ok cold sequential reads among them */
     int verify_failed;
     char first_failure[512];
     int root_user;

@@ -453,7 +453,9 @@ int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
     struct rep_ctx c = {.r = r, .p = &p, .bad_off = -1};
     int nrep = r->o->common.warmup + r->o->common.reps;
     double per_rep_s = k->time_s / (nrep > 0 ? nrep : 1);
-    int64_t floor_b = k->floor_node_bytes / r->ppn_max, room = r->dir[d].free_bytes / (4 * r->ppn_max);
+    /* On a shared folder every rank's file lands on the one filesystem. */
+    int writers = r->dir[d].shared == 1 ? r->nranks : r->ppn_max;
+    int64_t floor_b = k->floor_node_bytes / r->ppn_max, room = r->dir[d].free_bytes / (4 * writers);
     p.file_bytes = k->xfer_bytes;
     int rc = alloc_point(&p, &c);
     wb_io_file_path(r, d, "probe", r->rank, c.path, sizeof c.path);

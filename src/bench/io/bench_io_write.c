@@ -249,6 +249,9 @@ int wb_io_write_point(struct wb_io_run *r, struct wb_io_point *p)
         W(write_attrs(r, p, grp, am, ai));
         W(write_dsets(r, &g, grp));
         W(wb_results_attr_i64(r->res, "/io", "points", r->points + 1));
+        /* A cold sequential read that succeeded is a storage ceiling for the report (docs/reading.md). */
+        if (p->test == WB_IO_READ && p->cold > 0 && p->done > 0 && !strcmp(p->status, "ok"))
+            W(wb_results_attr_i64(r->res, "/ceilings", "storage_measured", ++r->cold_reads));
         (void)rc;
     }
     r->points++;
