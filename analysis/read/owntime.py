@@ -57,7 +57,8 @@ def read_own(fh: h5py.File) -> OwnRecord:
     for pid, point in (fh["io"].items() if "io" in fh else ()):
         start, end = (_floats(point, "t_start"), _floats(point, "t_end")) if isinstance(point, h5py.Group) \
             else (None, None)
-        if start is not None and end is not None and start.shape == end.shape:
+        # A test that failed before its first repetition stored no times, and has no window.
+        if start is not None and end is not None and start.shape == end.shape and start.size:
             rec.io[f"/io/{pid}"] = (start.reshape(start.shape[0] if start.ndim else 1, -1),
                                     end.reshape(end.shape[0] if end.ndim else 1, -1))
     for name, test in (fh["transfer"].items() if "transfer" in fh else ()):
