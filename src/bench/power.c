@@ -57,6 +57,9 @@ struct power {
     double idle_s, idle_w, idle_win_s, period_s, period_err_s;
     char files[MAX_FILES][PATH_LEN];
     double max_uj[MAX_FILES], last_uj[MAX_FILES];
+    /* Per counter: its last fold (monotonic s) and its highest rate (uJ/s) over a gap short enough
+     * to be sure of (0: none yet). */
+    double t_fold[MAX_FILES], rate_max[MAX_FILES];
     /* The running sum, under lock: counters fold into acc_j; samplers hold p_last_w since t_last. */
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -98,7 +101,8 @@ static void add_file(const char *rel, double max_uj)
         return;
     snprintf(pw.files[pw.nfiles], PATH_LEN, "%s", rel);
     pw.max_uj[pw.nfiles] = max_uj;
-    pw.last_uj[pw.nfiles] = NAN;
+    pw.last_uj[pw.nfiles] = pw.t_fold[pw.nfiles] = NAN;
+    pw.rate_max[pw.nfiles] = 0;
     pw.nfiles++;
 }
 
@@ -173,11 +177,26 @@ static double hwmon_read_w(void)
 
 static int is_counter(void) { return pw.kind == K_RAPL || pw.kind == K_HWMON_E; }
 
+/* A gap between two readings of a counter up to this long is the sampler's own pace (COUNTER_POLL_S
+ * and some lateness): the counter's rate over it can be trusted. */
+#define SURE_GAP_S 0.15
+
+/* Whether counter i may have wrapped more than once in a gap of gap_s since its last reading: a gap
+ * past SURE_GAP_S (the reader waited for a core that long, or was stopped) that holds 3/4 of its
+ * range or more at the highest rate it was seen at, or any such gap before a rate is known. */
+static int wrap_ambiguous(int i, double gap_s)
+{
+    if (!(pw.max_uj[i] > 0) || gap_s <= SURE_GAP_S)
+        return 0;
+    return pw.rate_max[i] <= 0 || pw.rate_max[i] * gap_s >= 0.75 * pw.max_uj[i];
+}
+
 /* Counters: add every zone's increase since its last reading, across a wrap at max_energy_range_uj.
- * A counter that cannot be read, or goes back without a known range, is a glitch: the repetitions
- * around it get no energy. Under the lock. */
+ * A counter that cannot be read, goes back without a known range, or may have wrapped more than once
+ * since its last reading is a glitch: the repetitions around it get no energy. Under the lock. */
 static void fold_counters(void)
 {
+    double now = mono_s();
     for (int i = 0; i < pw.nfiles; i++) {
         double v = wb_sysfs_double(pw.files[i]);
         if (isnan(v)) {
@@ -191,8 +210,14 @@ static void fold_counters(void)
             else
                 pw.glitches++, d = 0;
         }
+        double gap = now - pw.t_fold[i];
+        if (!isnan(last) && wrap_ambiguous(i, gap))
+            pw.glitches++, d = 0;
         if (!isnan(last))
             pw.acc_j += d * 1e-6;
+        if (!isnan(last) && gap > 0 && gap <= SURE_GAP_S && d / gap > pw.rate_max[i])
+            pw.rate_max[i] = d / gap;
+        pw.t_fold[i] = now;
         pw.last_uj[i] = v;
     }
 }

@@ -7,7 +7,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import error_lines, run_faults, run_wb
+from conftest import MachineLoad, error_lines, run_faults, run_wb
 
 TINY = ("--sweep", "files", "--files", "2", "--file-seconds", "1", "--warmup", "0")
 
@@ -24,8 +24,9 @@ def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_pat
     out = tmp_path / "p.h5"
     # 64 files: about 25 ms a repetition at np 2, long enough that a short stall of a shared machine
     # does not decide the median (16 files, about 6 ms, once read 1.02 in make test).
-    r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "64", "--reps", "9", "-o", str(out),
-               timeout=300)
+    with MachineLoad(cores=2) as load:
+        r = run_wb(2, "fft", "--paired-baseline", "--sweep", "files", "--files", "64", "--reps", "9", "-o", str(out),
+                   timeout=300)
     assert r.returncode == 0, r.stderr
     with h5py.File(out, "r") as f:
         g = f["fft/p000"]
@@ -48,9 +49,12 @@ def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_pat
         # whole-run speedup below can fall towards 1 (a shared CI machine once read 1.19).
         work = float(np.median(b["t_fft"][()][:, 0] / g["t_fft"][()][:, 0]))
     assert 1.5 <= work <= 2.7, work
-    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2, and
-    # cannot lose to one rank alone doing the same work (a margin for noise above 2).
-    assert 1.0 < speedup <= 2.2, speedup
+    # A sanity check, not a speed target: two ranks on two cores cannot do better than 2, and on a
+    # quiet machine cannot lose to one rank alone doing the same work (a margin for noise above 2);
+    # with a core taken by another job, the two ranks share one and the speedup falls to about 1.
+    assert 0 < speedup <= 2.2, speedup
+    if load.busy() is None:
+        assert speedup > 1.0, speedup
     line = next(l for l in r.stdout.splitlines() if "paired baseline" in l)
     assert f"speedup {speedup:.2f}" in line and "over 9 pairs" in line
 
