@@ -257,7 +257,26 @@ def lead(b: Basis) -> str:
     if b.model is not None and b.model.fit.hockney is not None:
         h = b.model.fit.hockney
         link = f" α–β from {h.source}: α {tables.fmt_time(h.alpha_s)}, β {tables.fmt_bps(h.beta_Bps)}."
-    return f"From {runs}; now = {b.now.name}.{link} {held}"
+    return f"From {runs}; now = {b.now.name}.{link} {held}{_machine(b)}"
+
+
+def _machine(b: Basis) -> str:
+    """What the nodes' shared machine gave the ranks at the largest request: the CPU they ran
+    against the share they may use (less: they waited on something, or other jobs had the cores)."""
+    cpu, reqs = b.cpu, requests(b)
+    if cpu is None or not cpu.shared or not reqs:
+        return ""
+    big = reqs[-1]
+    work, _lo, _hi = whatif_cpu.work_ci(cpu, big.id)
+    med = stats.nanmedian(big.times["t_total"])
+    if not (np.isfinite(work) and med > 0):
+        return ""
+    ran = work / med / max(1, b.now.nranks)
+    share = cpu.rank_share(b.nodes)
+    return (f" The {b.nodes} nodes share one machine ({cpu.machine}, {cpu.cores:g} cores): at "
+            f"{_label(big)} each rank ran {ran:.2f} of a core, against the {share:.2g} it may use"
+            + ("; they waited on something else, or other jobs had the cores." if ran < 0.8 * share
+               else "; what it may use limits it."))
 
 
 def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:

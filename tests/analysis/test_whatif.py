@@ -406,6 +406,8 @@ def test_a_cpu_share_on_the_same_machine(tmp_path):
     assert abs(pred / measured - 1) < 0.15 and lo <= measured <= hi, (pred, measured, lo, hi)
     assert big["limited_by"] == "the nodes' CPU quota (0.5 CPU each)"
     assert "nodes at 0.5 CPU each, as i5-baseline" in proc.stdout
+    assert ("The 2 nodes share one machine (pi1, 2 cores): at 16 × 5 s files (28.1 MB) each rank "
+            "ran 0.25 of a core, against the 0.25 it may use; what it may use limits it.") in proc.stdout
 
 
 def test_a_cpu_share_beyond_the_machine_buys_nothing(tmp_path):
