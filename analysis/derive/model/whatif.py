@@ -6,6 +6,9 @@ fitted as a + k * core (least squares on relative errors, a, k >= 0), core being
 with t0 = 0. So what the three phases do not explain splits into a fixed part a (the head node's
 own work: barriers, bookkeeping) and a part k - 1 that grows with the busiest phase (the
 pipeline's fill and drain, the switch's cost per frame), which a faster link shrinks with it.
+Nodes that share one machine (whatif_cpu.py) add a floor: the CPU their ranks ran for the
+request over the cores they may use, which more nodes or a larger share there cannot raise
+beyond the machine's cores.
 
 A prediction is a figure only when the same procedure, fitted without some measured data,
 predicted that data within MAX_HELD_OUT_ERROR (check.py's 25 %): with runs at two or more node
