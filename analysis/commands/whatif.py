@@ -17,6 +17,7 @@ from ..derive import energy, storage
 from ..derive.model import fit as model_fit
 from ..derive.model import node_count
 from ..derive.model import whatif as wm
+from ..derive.model import whatif_cpu
 from ..find import tables
 from ..find import whatif as fw
 from ..read.reader import InputError, UsageError, find_result_files, open_run
@@ -115,16 +116,19 @@ def link_changes(args, b: fw.Basis) -> list[wm.Change]:
                          "add a run on 2 or more nodes, e.g. wulfbench transfer --pairs first")
     if args.link is not None:
         recorded = float(b.now.points[0].attrs.get("link_rate_Bps") or 0) if b.now.points else 0.0
-        return [wm.link_change(b.model.fit, rate, recorded or None, rate_words(rate))]
+        return [wm.link_change(b.model.fit, rate, recorded or None, rate_words(rate), b.cpu)]
     other = _open(args.link_from, "--link-from")
     h, _data, _note = model_fit.comm_fit(other)
     if h is None or not inter_node(model_fit.RunModel(other.name, h, None), node_count(other)):
         raise UsageError(f"--link-from {args.link_from}: holds no transfer between nodes "
                          "(pingpong or pairs_all across two nodes); give a wulfbench transfer "
                          "result made on 2 or more nodes")
+    shared = whatif_cpu.one_machine(other)
+    source = h.source + ("; its nodes shared one machine, whose CPU carries both directions, so "
+                         "they add instead of overlapping" if shared else "")
     return [wm.Change("link", f"the link of {other.name} (α {tables.fmt_time(h.alpha_s)}, "
                       f"β {tables.fmt_bps(h.beta_Bps)})", rate_Bps=h.beta_Bps, hockney=h,
-                      source=h.source)]
+                      source=source, duplex=not shared)]
 
 
 def node_change(args, b: fw.Basis, prog: str) -> list[wm.Change]:
@@ -144,7 +148,7 @@ def node_change(args, b: fw.Basis, prog: str) -> list[wm.Change]:
     return [wm.Change("nodes", f"{args.nodes} nodes", nodes=args.nodes)]
 
 
-def compute_change(args) -> list[wm.Change]:
+def compute_change(args, b: fw.Basis) -> list[wm.Change]:
     if not args.compute:
         return []
     other = _open(args.compute, "--compute")
@@ -155,7 +159,7 @@ def compute_change(args) -> list[wm.Change]:
     if fit is None:
         raise UsageError(f"--compute {args.compute}: its baseline has no valid FFT point to "
                          "take a compute rate from; rerun wulfbench fft --baseline there")
-    return [fw.compute_change(other.name, fit)]
+    return [fw.compute_change(other, fit, b.cpu)]
 
 
 def disk_change(args) -> list[wm.Change]:
@@ -215,7 +219,7 @@ def run(argv: list[str]) -> int:
     runs = [_open(str(p)) for p in paths]
     name_runs(runs)
     b = fw.basis(runs)
-    changes = (link_changes(args, b) + node_change(args, b, prog) + compute_change(args)
+    changes = (link_changes(args, b) + node_change(args, b, prog) + compute_change(args, b)
                + disk_change(args))
     if not changes:
         raise UsageError("no change given: add --link, --link-from, --nodes, --compute or --disk")

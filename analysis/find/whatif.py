@@ -18,6 +18,7 @@ import numpy as np
 from .. import derive
 from ..derive import energy, model, stats
 from ..derive.model import whatif as wm
+from ..derive.model import whatif_cpu
 from ..read.reader import UsageError
 from ..read.runs import FftPoint, Run
 from . import tables
@@ -44,6 +45,7 @@ class Basis:
     nodes: int
     rpn: int
     saturation: tuple[float, FftPoint] | None = None  # (req/s, the point of its request shape)
+    cpu: whatif_cpu.Cpu | None = None  # the nodes' machine(s) and the CPU the ranks ran
 
     @property
     def shown(self) -> bool:
@@ -65,8 +67,9 @@ def basis(runs: list[Run]) -> Basis:
     comm += [r for r, _p in items if r.transfer]
     now, _pts = max(items, key=lambda it: (model.node_count(it[0]), it[0].nranks))
     nodes = model.node_count(now)
-    out = Basis(items, comm, wm.fit_model(items, comm), wm.held_out(items, comm), now, nodes,
-                max(1, now.nranks // max(1, nodes)))
+    rpn = max(1, now.nranks // max(1, nodes))
+    out = Basis(items, comm, wm.fit_model(items, comm), wm.held_out(items, comm), now, nodes, rpn,
+                cpu=whatif_cpu.of_run(now, nodes, rpn))
     out.saturation = _saturation(now, _pts)
     return out
 
@@ -149,10 +152,11 @@ def rows(b: Basis, changes: list[wm.Change], result: energy.Result | None = None
         for label, pt, unit in shapes:
             med = stats.nanmedian(pt.times["t_total"])
             factor = 1.0 if unit is not None else 1.0 / (b.saturation[0] * med)
-            if not b.shown:
-                out.append(Row(label, text, med * factor, why_not=_why_not(b)))
+            refused = next((c.why_not for c in chs if c.why_not), "")
+            if not b.shown or refused:
+                out.append(Row(label, text, med * factor, why_not=refused or _why_not(b)))
                 continue
-            pred = wm.predict_change(b.model, b.check, pt, b.nodes, b.rpn, chs)
+            pred = wm.predict_change(b.model, b.check, pt, b.nodes, b.rpn, chs, b.cpu)
             if factor != 1.0:
                 pred = wm.scaled(pred, factor)
             lo, hi = pred.ratio_ci
@@ -163,6 +167,19 @@ def rows(b: Basis, changes: list[wm.Change], result: energy.Result | None = None
         for r in out:
             r.limited_by += " (extrapolated)" if r.limited_by else ""
     return out
+
+
+def advice(limited_by: str) -> str:
+    key = limited_by.split(" (")[0]
+    if key in ADVICE:
+        return ADVICE[key]
+    if key.startswith("the machine's"):
+        return (f"{limited_by} then limit, since the nodes share them, so neither more nodes on "
+                "that machine nor a faster link helps; more machines or faster cores do")
+    if key.startswith("the nodes' CPU quota"):
+        return (f"{limited_by} then limits, so a larger CPU share or faster nodes help and a "
+                "faster link does not")
+    return f"{limited_by} then limits"
 
 
 def _why_not(b: Basis) -> str:
@@ -185,7 +202,7 @@ def sentences(b: Basis, items: list[Row]) -> list[str]:
         line = (f"{change}: {big.ratio:.2g}× [{big.ratio_lo:.2g}, {big.ratio_hi:.2g}] for "
                 f"{big.request} ({tables.fmt_time(big.now_s)} now, "
                 f"{tables.fmt_time(big.predicted_s)} after); "
-                f"{ADVICE.get(big.limited_by.split(' (')[0], big.limited_by)}")
+                f"{advice(big.limited_by)}")
         e = big.extra
         if "j_per_request_now" in e:
             line += f"; {e['j_per_request_now']:.3g} J per request now, {e['j_per_request_after']:.3g} after"
@@ -240,7 +257,26 @@ def lead(b: Basis) -> str:
     if b.model is not None and b.model.fit.hockney is not None:
         h = b.model.fit.hockney
         link = f" α–β from {h.source}: α {tables.fmt_time(h.alpha_s)}, β {tables.fmt_bps(h.beta_Bps)}."
-    return f"From {runs}; now = {b.now.name}.{link} {held}"
+    return f"From {runs}; now = {b.now.name}.{link} {held}{_machine(b)}"
+
+
+def _machine(b: Basis) -> str:
+    """What the nodes' shared machine gave the ranks at the largest request: the CPU they ran
+    against the share they may use (less: they waited on something, or other jobs had the cores)."""
+    cpu, reqs = b.cpu, requests(b)
+    if cpu is None or not cpu.shared or not reqs:
+        return ""
+    big = reqs[-1]
+    work, _lo, _hi = whatif_cpu.work_ci(cpu, big.id)
+    med = stats.nanmedian(big.times["t_total"])
+    if not (np.isfinite(work) and med > 0):
+        return ""
+    ran = work / med / max(1, b.now.nranks)
+    share = cpu.rank_share(b.nodes)
+    return (f" The {b.nodes} nodes share one machine ({cpu.machine}, {cpu.cores:g} cores): at "
+            f"{_label(big)} each rank ran {ran:.2f} of a core, against the {share:.2g} it may use"
+            + ("; they waited on something else, or other jobs had the cores." if ran < 0.8 * share
+               else "; what it may use limits it."))
 
 
 def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:
@@ -253,22 +289,32 @@ def report_changes(b: Basis, baselines: list[Run]) -> list[wm.Change]:
                     None)
         if rate is not None:
             name = "a 1 Gbit/s link" if rate == 125e6 else "a 2.5 Gbit/s link"
-            out.append(wm.link_change(b.model.fit, rate, now or None, name))
+            out.append(wm.link_change(b.model.fit, rate, now or None, name, b.cpu))
     twice = 2 * b.nodes
     if b.nodes > 1 and twice <= b.check.node_range[1]:
         out.append(wm.Change("nodes", f"{twice} nodes", nodes=twice))
     for base in baselines:
         fit = wm.compute_fit(usable_points(base))
         if fit is not None:
-            out.append(compute_change(base.name, fit))
+            out.append(compute_change(base, fit, b.cpu))
             break
     return out
 
 
-def compute_change(name: str, fit) -> wm.Change:
-    """Nodes whose ranks compute as `name`'s --baseline run did (its fit c0 + c1·flops)."""
-    return wm.Change("compute", f"nodes that compute like {name}", compute=fit,
-                     source=f"each rank's compute from {name}'s --baseline run, "
+def compute_change(base: Run, fit, cpu: whatif_cpu.Cpu | None = None) -> wm.Change:
+    """Nodes whose ranks compute as `base`'s --baseline run did (its fit c0 + c1·flops). A
+    baseline made on the cluster's own machine (one boot_id) is that machine's cores at the
+    baseline's CPU quota: the nodes get that quota, and no more cores than the machine has."""
+    if whatif_cpu.same_machine(cpu, base):
+        quota = whatif_cpu.quota_of(base)
+        share = f"{quota:.3g} CPU" if np.isfinite(quota) else "no CPU quota"
+        return wm.Change("compute", f"nodes at {share} each, as {base.name}", compute=fit,
+                         quota=quota, same_machine=True,
+                         source=f"{base.name}'s --baseline run on the cluster's own machine "
+                                f"({cpu.machine}, {cpu.cores:g} cores): each node's CPU quota "
+                                f"becomes its {share}, the machine's cores still shared")
+    return wm.Change("compute", f"nodes that compute like {base.name}", compute=fit,
+                     source=f"each rank's compute from {base.name}'s --baseline run, "
                             f"{tables.fmt_time(fit.a)} + {tables.fmt_time(fit.b * 1e9)} per GFLOP")
 
 

@@ -319,3 +319,128 @@ def test_real_files(tmp_path):
     assert list(rows[0]) == COLUMNS and {r["change"] for r in rows} == {"nodes that compute like desk"}
     for r in rows:  # a figure, or why not
         assert r["predicted_s"] or r["limited_by"].startswith("not shown: ")
+
+
+def on_one_machine(paths, cores: int = 2, quota: float = float("nan"), share: float = 1.0,
+                   boot: str = "boot-m1") -> None:
+    """Put every node of each file on one machine (one boot_id, `cores` online cores, each node
+    at CPU quota `quota`), as the emulated cluster's namespaces are, with every rank's cpu_share
+    at `share` (its part of a core, as a rank that keeps its share busy shows)."""
+    text = h5py.string_dtype()
+    for path in paths:
+        with h5py.File(path, "a") as f:
+            old = f["hosts"][()]
+            dt = np.dtype([(n, old.dtype.fields[n][0]) for n in old.dtype.names]
+                          + [("boot_id", text), ("cpu_quota", "<f8"), ("cores_usable", "<i4")])
+            rows = np.zeros(old.shape, dtype=dt)
+            for name in old.dtype.names:
+                rows[name] = old[name]
+            usable = cores if not np.isfinite(quota) else min(cores, int(np.ceil(quota)))
+            rows["cores"], rows["boot_id"], rows["cpu_quota"], rows["cores_usable"] = cores, boot, quota, usable
+            del f["hosts"]
+            f.create_dataset("hosts", data=rows)
+            nodes = len({h.decode() if isinstance(h, bytes) else h for h in old["hostname"]})
+            mdt = np.dtype([("name", text), ("boot_id", text), ("nodes", "<i4"), ("ranks", "<i4"),
+                            ("cores", "<i4"), ("cores_usable", "<i4"), ("cpu_quota", "<f8"),
+                            ("copy_Bps", "<f8"), ("link_mbps", "<i4")])
+            total = nodes * quota if np.isfinite(quota) else float("nan")
+            usable = cores if not np.isfinite(total) else min(cores, int(np.ceil(total)))
+            f.require_group("ceilings").create_dataset("machines", data=np.array(
+                [("pi1", boot, nodes, len(old), cores, usable, total, 5e9, 100)], dtype=mdt))
+            for _pid, g in (f["fft"].items() if "fft" in f else ()):
+                g.create_dataset("cpu_share", data=np.full(g["t_compute"].shape, share))
+
+
+def test_nodes_on_one_machine_add_no_cores(tmp_path):
+    """1 and 2 nodes on a 2-core machine, each rank busy on its core: 4 nodes there get half a
+    core each, so the request takes as long as at 2 (the truth is made that way); a model that
+    counted the nodes' cores would halve it."""
+    per_core = dict(beta_Bps=1e9, s_per_flop=4e-9)
+    fit = fixtures.node_series(tmp_path / "fit", nodes=(1, 2), **per_core)
+    on_one_machine(fit)
+    truth = fixtures.node_series(tmp_path / "truth", nodes=(4,), beta_Bps=1e9, s_per_flop=8e-9)
+    on_one_machine(truth, share=0.5)
+    out = tmp_path / "w.csv"
+    proc = whatif(*fit, "--nodes", 4, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    measured = median_at(truth[0], 16)
+    pred, lo, hi = (float(big[k]) for k in ("predicted_s", "ci_low_s", "ci_high_s"))
+    assert abs(pred / measured - 1) < 0.15 and lo <= measured <= hi, (pred, measured, lo, hi)
+    assert float(big["ratio"]) == pytest.approx(1.0, abs=0.15)
+    assert big["limited_by"] == "the machine's 2 cores"
+    assert "neither more nodes on that machine nor a faster link helps" in proc.stdout
+    # the same runs on machines of their own: 4 nodes do halve it
+    apart = fixtures.node_series(tmp_path / "apart", nodes=(1, 2), **per_core)
+    proc = whatif(*apart, "--nodes", 4, "--csv", tmp_path / "a.csv")
+    big = next(r for r in read_csv(tmp_path / "a.csv") if r["request"].startswith("16 ×"))
+    assert float(big["ratio"]) > 1.6 and big["limited_by"] == "compute", big
+
+
+def _quota_series(folder: Path, quota: float, nodes=(2,)) -> list[Path]:
+    """Nodes of one 2-core machine at CPU quota `quota`: each rank computes 1/quota slower."""
+    paths = fixtures.node_series(folder, nodes=nodes, beta_Bps=1e9, s_per_flop=2e-9 / quota)
+    on_one_machine(paths, quota=quota, share=quota)
+    return paths
+
+
+def _baseline_on_the_machine(path: Path, quota: float) -> Path:
+    desk = fixtures.write_run(path, dataclasses.replace(fixtures.I5, scenarios=("files",),
+                                                        s_per_flop=2e-9 / quota, c0_s=2e-4))
+    on_one_machine([desk], quota=quota, share=quota)
+    return desk
+
+
+def test_a_cpu_share_on_the_same_machine(tmp_path):
+    """A baseline made on the cluster's own machine at quota 0.5 gives 2 nodes at 0.25 twice
+    the CPU: twice as fast, as the truth at 0.5 is; limited by the quota."""
+    slow = _quota_series(tmp_path / "slow", 0.25)
+    truth = _quota_series(tmp_path / "fast", 0.5)
+    desk = _baseline_on_the_machine(tmp_path / "desk.h5", 0.5)
+    out = tmp_path / "w.csv"
+    proc = whatif(*slow, "--compute", desk, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    measured = median_at(truth[0], 16)
+    pred, lo, hi = (float(big[k]) for k in ("predicted_s", "ci_low_s", "ci_high_s"))
+    assert abs(pred / measured - 1) < 0.15 and lo <= measured <= hi, (pred, measured, lo, hi)
+    assert big["limited_by"] == "the nodes' CPU quota (0.5 CPU each)"
+    assert "nodes at 0.5 CPU each, as i5-baseline" in proc.stdout
+    assert ("The 2 nodes share one machine (pi1, 2 cores): at 16 × 5 s files (28.1 MB) each rank "
+            "ran 0.25 of a core, against the 0.25 it may use; what it may use limits it.") in proc.stdout
+
+
+def test_a_cpu_share_beyond_the_machine_buys_nothing(tmp_path):
+    """4 nodes at 0.5 CPU fill a 2-core machine: a baseline at 1.0 CPU on it adds no core."""
+    now = _quota_series(tmp_path / "now", 0.5, nodes=(4,))
+    desk = _baseline_on_the_machine(tmp_path / "desk.h5", 1.0)
+    out = tmp_path / "w.csv"
+    proc = whatif(*now, "--compute", desk, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    assert float(big["ratio"]) == pytest.approx(1.0, abs=0.1), big
+    assert big["limited_by"] == "the machine's 2 cores"
+
+
+def test_a_link_carried_by_the_nodes_own_machine(tmp_path, pi3):
+    """Nodes of one machine: its CPU carries their links, at a rate no run measured above the
+    line, so --link shows no figure and names the machine; --link-from a transfer made on one
+    machine adds the two directions, and its interval reaches the sum of link and CPU."""
+    shared = fixtures.node_series(tmp_path / "shared", nodes=(2, 4), **PI3)
+    on_one_machine(shared, share=0.2)
+    out = tmp_path / "w.csv"
+    proc = whatif(*shared, "--link", "1gbit", "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out)
+    assert rows and all(not r["predicted_s"] for r in rows)
+    assert all("the 4 nodes share one machine (pi1, 2 cores)" in r["limited_by"] for r in rows)
+    assert "--link-from" in rows[0]["limited_by"]
+    assert whatif(*pi3, "--link", "1gbit").returncode == 0 and "not shown" not in whatif(*pi3, "--link", "1gbit").stdout
+    probe = fixtures.write_run(tmp_path / "probe.h5", dataclasses.replace(
+        fixtures.PI, hosts=("pi1", "pi2"), beta_Bps=60e6, scenarios=(), load=False))
+    on_one_machine([probe])
+    proc = whatif(*shared, "--link-from", probe, "--csv", out, "--force")
+    assert proc.returncode == 0, proc.stderr
+    assert "its nodes shared one machine, whose CPU carries both directions" in proc.stdout
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    assert big["predicted_s"] and float(big["ratio"]) > 1

@@ -6,6 +6,9 @@ fitted as a + k * core (least squares on relative errors, a, k >= 0), core being
 with t0 = 0. So what the three phases do not explain splits into a fixed part a (the head node's
 own work: barriers, bookkeeping) and a part k - 1 that grows with the busiest phase (the
 pipeline's fill and drain, the switch's cost per frame), which a faster link shrinks with it.
+Nodes that share one machine (whatif_cpu.py) add a floor: the CPU their ranks ran for the
+request over the cores they may use, which more nodes or a larger share there cannot raise
+beyond the machine's cores.
 
 A prediction is a figure only when the same procedure, fitted without some measured data,
 predicted that data within MAX_HELD_OUT_ERROR (check.py's 25 %): with runs at two or more node
@@ -25,6 +28,7 @@ from .. import stats
 from .. import compute_samples, median_total
 from ...read.runs import FftPoint, Run
 from .check import MAX_HELD_OUT_ERROR, node_count
+from .whatif_cpu import Cpu, work_ci
 from .fit import (AffineFit, HockneyFit, RunModel, _err_stats, fit_affine_rel, fit_runs,
                   overlapped, predict, request_shape)
 
@@ -32,7 +36,7 @@ from .fit import (AffineFit, HockneyFit, RunModel, _err_stats, fit_affine_rel, f
 # reaches of a line rate when the run does not say what its own line rate was.
 LINE_EFFICIENCY = 1448 / 1538
 
-LIMITS = ("link", "compute", "head node", "disk")
+LIMITS = ("link", "compute", "head node", "disk", "cpu")
 
 
 @dataclass
@@ -44,12 +48,17 @@ class Model:
     k: float
 
     def phases(self, point: FftPoint, ranks: int, hockney: HockneyFit | None = None,
-               compute: AffineFit | None = None) -> dict[str, float]:
-        """link, compute and head node seconds of `point` on `ranks` ranks, and the total."""
+               compute: AffineFit | None = None, duplex: bool = True,
+               cpu_s: float = float("nan")) -> dict[str, float]:
+        """link, compute, head node and CPU seconds of `point` on `ranks` ranks, and the total.
+        duplex False: the two directions share one carrier (a machine's CPU), so they add.
+        cpu_s: the ranks' CPU work over the cores they may use, a floor under the total."""
         h = self.fit.hockney if hockney is None else hockney
         c = self.fit.compute if compute is None else compute
         d, comp, g, core = (float(x[0]) for x in predict(h, c, 0.0, point, np.array([ranks])))
-        link = max(d, g) if overlapped(point) else d + g
+        if not duplex and overlapped(point):
+            core = max(d + g, comp)
+        link = max(d, g) if overlapped(point) and duplex else d + g
         total = self.a_s + self.k * core
         # what k adds grows with the busiest phase; the head node's part is the fixed a
         grown = (self.k - 1.0) * core
@@ -57,6 +66,9 @@ class Model:
         busiest = max(parts, key=lambda key: parts[key])
         parts[busiest] += max(0.0, grown)
         parts["head node"] = self.a_s + min(0.0, grown)
+        if np.isfinite(cpu_s) and cpu_s > 0:
+            parts["cpu"] = cpu_s
+            total = max(total, cpu_s)
         return {**parts, "total": total}
 
 
@@ -140,18 +152,30 @@ class Change:
     nodes: int = 0
     compute: AffineFit | None = None
     source: str = ""  # where the figure came from
+    quota: float = float("nan")  # compute on the same machine: each node's CPU quota after
+    same_machine: bool = False  # compute: the baseline ran on the cluster's own machine
+    duplex: bool = True  # link: False when one machine's CPU carries both directions
+    why_not: str = ""  # set when the data cannot say what the change buys
 
 
-def link_change(fit: RunModel, rate_Bps: float, line_now_Bps: float | None, text: str) -> Change:
+def link_change(fit: RunModel, rate_Bps: float, line_now_Bps: float | None, text: str,
+                cpu: Cpu | None = None) -> Change:
     """A line rate: alpha stays, beta becomes the rate times the share of the line this run's
-    alpha-beta reached of its own line rate (when known, else a TCP stream's)."""
+    alpha-beta reached of its own line rate (when known, else a TCP stream's). Nodes on one
+    machine: not shown, since that machine's CPU carries their links at a rate no run measured."""
     eff, how = LINE_EFFICIENCY, "a TCP stream's 94 % of the line"
     if fit.hockney is not None and line_now_Bps and np.isfinite(fit.hockney.beta_Bps):
         eff = float(np.clip(fit.hockney.beta_Bps / line_now_Bps, 0.05, 1.0))
         how = f"{100 * eff:.0f} % of the line, as this run's β reached of its own line rate"
     alpha = fit.hockney.alpha_s if fit.hockney is not None else 0.0
     h = HockneyFit(alpha, rate_Bps * eff, 0, float("nan"), float("nan"), how)
-    return Change("link", text, rate_Bps=rate_Bps, hockney=h, source=how)
+    why = ""
+    if cpu is not None and cpu.shared:
+        why = (f"not shown: the {cpu.nodes} nodes share one machine ({cpu.machine}, "
+               f"{cpu.cores:g} cores) whose CPU also carries their links, measured only up to their "
+               "own line rate, so how fast it carries this one is unknown; give --link-from a "
+               "transfer run made at that rate on the same machine")
+    return Change("link", text, rate_Bps=rate_Bps, hockney=h, source=how, why_not=why)
 
 
 def compute_fit(points: list[FftPoint]) -> AffineFit | None:
@@ -190,19 +214,43 @@ def file_bytes(point: FftPoint) -> float:
     return total if total > 0 else point.input_bytes
 
 
+def _after_cpu(model: Model, cpu: Cpu | None, nodes: int, after_nodes: int,
+               compute: Change | None) -> tuple[AffineFit | None, float, float, str, bool]:
+    """Each rank's compute fit after, the factor on the CPU work, the CPUs the ranks may use,
+    what those are (limited_by) and whether they hold each rank under a core of its own, for
+    nodes on `cpu`'s machine(s)."""
+    c = model.fit.compute
+    if cpu is None:
+        return (compute.compute if compute else None), 1.0, float("nan"), "", False
+    if compute is not None and not compute.same_machine:
+        # other machines' nodes: each rank on a core of its own, as fast as their baseline
+        ratio = compute.compute.b / c.b if c is not None and c.b > 0 else 1.0
+        return compute.compute, ratio, float(after_nodes * cpu.rpn), "the nodes' CPU", False
+    quota = compute.quota if compute is not None else cpu.quota
+    now, after = cpu.rank_share(nodes), cpu.rank_share(after_nodes, quota)
+    slower = now / after if after > 0 else 1.0
+    fit = AffineFit(c.a * slower, c.b * slower, c.n, c.rel_err_max, c.rel_err_median) if c else None
+    return fit, 1.0, cpu.capacity(after_nodes, quota), cpu.limit(after_nodes, quota), after < 1.0
+
+
 def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rpn: int,
-                   changes: list[Change]) -> Prediction:
-    """`point`'s request measured on `nodes` nodes, after every change in `changes`."""
+                   changes: list[Change], cpu: Cpu | None = None) -> Prediction:
+    """`point`'s request measured on `nodes` nodes, after every change in `changes`. With `cpu`,
+    the ranks' CPU work (what they ran) over the cores they may use is a floor, now and after."""
     med, lo, hi, _n = stats.median_ci(point.times["t_total"])
-    hockney, compute, after_nodes, disk = None, None, nodes, None
+    hockney, after_nodes, disk, duplex, comp_change = None, nodes, None, True, None
     for ch in changes:
-        hockney = ch.hockney if ch.kind == "link" else hockney
-        compute = ch.compute if ch.kind == "compute" else compute
+        if ch.kind == "link":
+            hockney, duplex = ch.hockney, ch.duplex
+        comp_change = ch if ch.kind == "compute" else comp_change
         after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
         disk = ch.rate_Bps if ch.kind == "disk" else disk
-    now = model.phases(point, point.p)
+    work, w_lo, w_hi = work_ci(cpu, point.id) if cpu is not None else (float("nan"),) * 3
+    compute, factor, cap, cpu_text, cut = _after_cpu(model, cpu, nodes, after_nodes, comp_change)
+    cap_now = cpu.capacity(nodes) if cpu is not None else float("nan")
+    now = model.phases(point, point.p, cpu_s=work / cap_now)
     ranks = max(1, after_nodes * rpn - (point.nranks - point.p))
-    after = model.phases(point, ranks, hockney, compute)
+    after = model.phases(point, ranks, hockney, compute, duplex, work * factor / cap)
     # the model's own error at the measured configuration carries over to the change
     scale = med / now["total"] if now["total"] > 0 else 1.0
     t_after = after["total"] * scale
@@ -217,8 +265,19 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     down = np.hypot(1 - lo / med if med > 0 else 0.0, e)
     parts = {k: v for k, v in after.items() if k in LIMITS}
     limited = max(parts, key=lambda k: parts[k])
-    return Prediction(med, lo, hi, t_after, t_after * max(0.0, 1 - down), t_after * (1 + up),
-                      limited, after, now)
+    high = t_after * (1 + up)
+    if limited == "compute" and cpu_text and cut:
+        limited = cpu_text  # the ranks compute slower after because the cores are cut
+    if limited == "cpu":
+        # the CPU floor carries the spread of the work it is made of
+        up, down = np.hypot(up, w_hi / work - 1), np.hypot(down, 1 - w_lo / work)
+        limited = cpu_text
+        high = t_after * (1 + up)
+    if not duplex and "cpu" in after:
+        # the machine's CPU carries the link as well as the ranks' work, and the files hold only
+        # the ranks' CPU time: the two may not overlap at all
+        high = max(high, (after["link"] + after["cpu"]) * scale * (1 + up))
+    return Prediction(med, lo, hi, t_after, t_after * max(0.0, 1 - down), high, limited, after, now)
 
 
 def scaled(pred: Prediction, factor: float) -> Prediction:
