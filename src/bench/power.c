@@ -21,9 +21,10 @@
 #define MAX_FILES 32
 #define PATH_LEN 4200
 #define NAME_LEN 16
-/* The thread folds counters this often: a wrap is seen as long as the counter takes longer to wrap
- * (RAPL's range lasts minutes at full power). */
+/* The thread folds counters this often, so a wrap is seen (RAPL's range lasts minutes at full power);
+ * a gap up to SURE_GAP_S between two readings is its own pace, over which a rate can be trusted. */
 #define COUNTER_POLL_S 0.1
+#define SURE_GAP_S 0.15
 /* Samplers: the PMIC at 10 Hz (a vcgencmd call costs milliseconds), hwmon power files at 20 Hz. */
 #define PI5_PERIOD_S 0.1
 #define HWMON_PERIOD_S 0.05
@@ -57,9 +58,7 @@ struct power {
     double idle_s, idle_w, idle_win_s, period_s, period_err_s;
     char files[MAX_FILES][PATH_LEN];
     double max_uj[MAX_FILES], last_uj[MAX_FILES];
-    /* Per counter: its last fold (monotonic s) and its highest rate (uJ/s) over a gap short enough
-     * to be sure of (0: none yet). */
-    double t_fold[MAX_FILES], rate_max[MAX_FILES];
+    double t_fold[MAX_FILES], rate_max[MAX_FILES]; /* last reading (s); top rate (uJ/s) over a sure gap */
     /* The running sum, under lock: counters fold into acc_j; samplers hold p_last_w since t_last. */
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -177,23 +176,17 @@ static double hwmon_read_w(void)
 
 static int is_counter(void) { return pw.kind == K_RAPL || pw.kind == K_HWMON_E; }
 
-/* A gap between two readings of a counter up to this long is the sampler's own pace (COUNTER_POLL_S
- * and some lateness): the counter's rate over it can be trusted. */
-#define SURE_GAP_S 0.15
-
-/* Whether counter i may have wrapped more than once in a gap of gap_s since its last reading: a gap
- * past SURE_GAP_S (the reader waited for a core that long, or was stopped) that holds 3/4 of its
- * range or more at the highest rate it was seen at, or any such gap before a rate is known. */
+/* Whether counter i may have wrapped twice in gap_s: a gap past SURE_GAP_S (the reader waited for a core,
+ * or was stopped) that holds 3/4 of its range at its top rate, or any such gap before a rate is known. */
 static int wrap_ambiguous(int i, double gap_s)
 {
-    if (!(pw.max_uj[i] > 0) || gap_s <= SURE_GAP_S)
-        return 0;
-    return pw.rate_max[i] <= 0 || pw.rate_max[i] * gap_s >= 0.75 * pw.max_uj[i];
+    return pw.max_uj[i] > 0 && gap_s > SURE_GAP_S &&
+           (pw.rate_max[i] <= 0 || pw.rate_max[i] * gap_s >= 0.75 * pw.max_uj[i]);
 }
 
-/* Counters: add every zone's increase since its last reading, across a wrap at max_energy_range_uj.
- * A counter that cannot be read, goes back without a known range, or may have wrapped more than once
- * since its last reading is a glitch: the repetitions around it get no energy. Under the lock. */
+/* Counters: add every zone's increase since its last reading, across a wrap at max_energy_range_uj. A
+ * counter unreadable, gone back without a known range, or maybe wrapped twice is a glitch: the
+ * repetitions around it get no energy. Under the lock. */
 static void fold_counters(void)
 {
     double now = mono_s();
@@ -203,18 +196,12 @@ static void fold_counters(void)
             pw.glitches++;
             continue;
         }
-        double last = pw.last_uj[i], d = v - last;
-        if (!isnan(last) && d < 0) {
-            if (pw.max_uj[i] > 0 && last <= pw.max_uj[i])
-                d += pw.max_uj[i];
-            else
-                pw.glitches++, d = 0;
-        }
-        double gap = now - pw.t_fold[i];
-        if (!isnan(last) && wrap_ambiguous(i, gap))
+        double last = pw.last_uj[i], d = v - last, gap = now - pw.t_fold[i];
+        if (!isnan(last) && d < 0 && pw.max_uj[i] > 0 && last <= pw.max_uj[i])
+            d += pw.max_uj[i];
+        if (!isnan(last) && (d < 0 || wrap_ambiguous(i, gap)))
             pw.glitches++, d = 0;
-        if (!isnan(last))
-            pw.acc_j += d * 1e-6;
+        pw.acc_j += isnan(last) ? 0 : d * 1e-6;
         if (!isnan(last) && gap > 0 && gap <= SURE_GAP_S && d / gap > pw.rate_max[i])
             pw.rate_max[i] = d / gap;
         pw.t_fold[i] = now;
@@ -444,8 +431,7 @@ static void measure_idle(int any_source)
     else
         t1 = mono_s();
     pw.idle_win_s = win > 0 ? t1 - t0 : 0;
-    /* A counter that never moved through the window is stuck (or its writer is), as in a repetition:
-     * its idle power is unknown, not 0 W. */
+    /* A counter that never moved through the window is stuck, as in a repetition: unknown, not 0 W. */
     int stuck = has && is_counter() && e1 == e0;
     if (has && win > 0 && g1 == g0 && !stuck)
         pw.idle_w = (e1 - e0) / (t1 - t0);
