@@ -256,3 +256,30 @@ def namespaces():
         pytest.skip("another node on this machine needs root and unshare (UTS and mount namespaces)")
     if subprocess.run(["unshare", "-mu", "true"]).returncode != 0:
         pytest.skip("unshare -mu is refused here (a container without CAP_SYS_ADMIN)")
+
+
+def descendants(pid: int) -> list[str]:
+    kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return kids + [g for k in kids for g in descendants(int(k))]
+
+
+def rank_pid(p: subprocess.Popen, rank: int, wait_s: float = 10) -> int:
+    """The pid of world rank `rank` under the launcher p (found by its rank in its environment:
+    OMPI_COMM_WORLD_RANK under Open MPI's mpirun, PMI_RANK under MPICH's hydra, one level deeper)."""
+    deadline = time.time() + wait_s
+    tags = (f"OMPI_COMM_WORLD_RANK={rank}".encode(), f"PMI_RANK={rank}".encode())
+    while time.time() < deadline:
+        for k in descendants(p.pid):
+            try:
+                env = Path(f"/proc/{k}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            # The rank itself, not a shell wrapped around it (start(exits=...)).
+            try:
+                exe = Path(Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0")[0].decode()).name
+            except (OSError, UnicodeDecodeError):
+                continue
+            if any(t in env for t in tags) and exe.startswith("wulfbench"):
+                return int(k)
+        time.sleep(0.1)
+    pytest.fail(f"rank {rank} of mpirun {p.pid} not found")

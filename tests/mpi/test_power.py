@@ -15,7 +15,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import FAULTS_BIN, ROOT, MachineLoad, error_lines, launcher, mpi_env, run_faults, run_faults_each, run_wb
+from conftest import (FAULTS_BIN, ROOT, MachineLoad, error_lines, launcher, mpi_env, rank_pid, run_faults,
+                      run_faults_each, run_wb)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_power  # noqa: E402
@@ -368,22 +369,6 @@ def test_counter_that_never_moves_gives_no_idle_power_not_zero_watts(tmp_path):
     assert np.isnan(f["power/idle_w"][0])
 
 
-def _pid_of(out: Path, timeout_s: float = 30) -> int:
-    """The pid of the wulfbench process writing out (its command line names the file)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        for d in Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    argv = (d / "cmdline").read_bytes().split(b"\0")
-                except OSError:
-                    continue
-                if argv and argv[0].endswith(b"wulfbench-faults") and str(out).encode() in argv:
-                    return int(d.name)
-        time.sleep(0.05)
-    pytest.fail(f"no wulfbench process writing {out} within {timeout_s} s")
-
-
 def test_a_reader_stopped_past_a_wrap_gives_nan_not_short_energy(tmp_path):
     # The counter wraps every 0.2 s (3 J at 15 W). The process is stopped for 0.7 s again and again
     # through the run, its sampler with it: the counter wraps three times unseen, which no reading can
@@ -397,7 +382,7 @@ def test_a_reader_stopped_past_a_wrap_gives_nan_not_short_energy(tmp_path):
     with advancing(pkg, 15, 3_000_000):
         p = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            pid = _pid_of(out)
+            pid = rank_pid(p, 0, wait_s=30)
             while p.poll() is None:
                 time.sleep(0.5)
                 try:

@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, MPI_IMPL, ROOT, error_lines, launcher, mpi_env, run_wb
+from conftest import BIN, MPI_IMPL, ROOT, descendants, error_lines, launcher, mpi_env, rank_pid, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 # A run long enough (about 30 s on 2 ranks) to be stopped or signalled part-way.
@@ -42,33 +42,6 @@ def assert_rank0_exit(p: subprocess.Popen, exits: Path, status: int, err: str) -
     assert got.get(0) == status, (exits.read_text(), err)
     if MPI_IMPL == "openmpi":
         assert p.returncode == status, err
-
-
-def descendants(pid: int) -> list[str]:
-    kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
-    return kids + [g for k in kids for g in descendants(int(k))]
-
-
-def rank_pid(p: subprocess.Popen, rank: int, wait_s: float = 10) -> int:
-    """The pid of world rank `rank` under the launcher p (found by its rank in its environment:
-    OMPI_COMM_WORLD_RANK under Open MPI's mpirun, PMI_RANK under MPICH's hydra, one level deeper)."""
-    deadline = time.time() + wait_s
-    tags = (f"OMPI_COMM_WORLD_RANK={rank}".encode(), f"PMI_RANK={rank}".encode())
-    while time.time() < deadline:
-        for k in descendants(p.pid):
-            try:
-                env = Path(f"/proc/{k}/environ").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            # The rank itself, not a shell wrapped around it (start(exits=...)).
-            try:
-                exe = Path(Path(f"/proc/{k}/cmdline").read_bytes().split(b"\0")[0].decode()).name
-            except (OSError, UnicodeDecodeError):
-                continue
-            if any(t in env for t in tags) and exe.startswith("wulfbench"):
-                return int(k)
-        time.sleep(0.1)
-    pytest.fail(f"rank {rank} of mpirun {p.pid} not found")
 
 
 def finish(p: subprocess.Popen, timeout: float) -> tuple[str, str]:

@@ -73,7 +73,7 @@ static int check_shared_room(const struct wb_io_run *r, const struct wb_io_dir *
     int rc = wb_comm_min_f64(free_b, &free_b);
     /* Without --size the run sizes each file to the room it shares (wb_io_size_for): need what that gives. */
     int64_t room = (int64_t)free_b / (4 * r->nranks), floor_b = r->k->floor_node_bytes / r->ppn_max;
-    int64_t fit = r->k->size_bytes ? 0 : floor_b < room ? floor_b : room > WB_IO_RAND_BYTES ? room : WB_IO_RAND_BYTES;
+    int64_t fit = r->k->size_bytes ? 0 : wb_io_fit_room(floor_b, room);
     for (int n = 0; n < r->nnodes; n++)
         need += wb_io_opts_storage_bytes(r->o, fit, wb_comm_node_ranks(n), r->ppn_max);
     if (rc == 0 && free_b < need)

@@ -121,6 +121,8 @@ int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p);
 /* Free a point's arrays. Local. */
 void wb_io_point_free(struct wb_io_point *p);
 /* Bytes per rank the sequential tests use in folder d (--size, else a timed probe and the floor). */
+/* A file of size bytes cut to room, but never below one 4 KiB block. Local. */
+int64_t wb_io_fit_room(int64_t size, int64_t room);
 int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes);
 
 /* bench_io_write.c: the group of a point, its stdout row, and /io's attributes and devices. Collective. */

@@ -441,6 +441,11 @@ int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p)
     return rc == failed ? 0 : rc;
 }
 
+int64_t wb_io_fit_room(int64_t size, int64_t room)
+{
+    return size > room ? (room > WB_IO_RAND_BYTES ? room : WB_IO_RAND_BYTES) : size;
+}
+
 int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
 {
     const struct wb_io_opts *k = r->k;
@@ -478,7 +483,7 @@ int wb_io_size_for(struct wb_io_run *r, int d, int64_t *file_bytes)
     rc = rc ? rc : wb_comm_min_f64(mine, &all);
     int64_t size = (int64_t)all / k->xfer_bytes * k->xfer_bytes;
     size = size < floor_b ? floor_b : size;
-    *file_bytes = size > room ? (room > WB_IO_RAND_BYTES ? room : WB_IO_RAND_BYTES) : size;
+    *file_bytes = wb_io_fit_room(size, room);
     wb_io_point_free(&p);
     free(c.buf);
     free(c.lat);
