@@ -45,10 +45,16 @@ def test_paired_baseline_stores_rank0_alone_and_gives_a_possible_speedup(tmp_pat
         speedup = float(np.median(alone / cluster))
         # The baseline does all 64 files on one core, rank 0 half of them in the cluster: its FFT time
         # is about twice rank 0's. This is what tells a whole baseline from one of rank 0's share
-        # alone (about 1) or a double count (about 4), and it holds on a busy machine, where the
-        # whole-run speedup below can fall towards 1 (a shared CI machine once read 1.19).
-        work = float(np.median(b["t_fft"][()][:, 0] / g["t_fft"][()][:, 0]))
+        # alone (about 1) or a double count (about 4). On a busy machine the wall times alone do not
+        # hold it (a CI machine running the ARM suite beside read 3.05, the baseline having had less
+        # of a core than the cluster's rank 0), so each FFT time is weighed by the share of a core its
+        # rank had (cpu_share): 1.8-2.1 beside the ARM suite, where the ranks had a third of a core.
+        fft_cpu_s = lambda h: h["t_fft"][()][:, 0] * h["cpu_share"][()][:, 0]
+        work = float(np.median(fft_cpu_s(b) / fft_cpu_s(g)))
+        wall_work = float(np.median(b["t_fft"][()][:, 0] / g["t_fft"][()][:, 0]))
     assert 1.5 <= work <= 2.7, work
+    if load.busy() is None:
+        assert 1.5 <= wall_work <= 2.7, wall_work
     # A sanity check, not a speed target: two ranks on two cores cannot do better than 2, and on a
     # quiet machine cannot lose to one rank alone doing the same work (a margin for noise above 2);
     # with a core taken by another job, the two ranks share one and the speedup falls to about 1.
