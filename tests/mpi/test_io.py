@@ -210,6 +210,7 @@ def test_bad_input_lines(disk):
     assert "MB free" in line and "free some space" in line
     assert "given twice" in bad(disk, "--dir", str(disk), "--dir", str(disk))
     assert "unknown test" in bad(disk, "--dir", str(disk), "--tests", "write,bogus")
+    assert "choose end, block or direct" in bad(disk, "--dir", str(disk), "--sync", "sometimes")
 
 
 def test_read_only_folder(disk):
@@ -343,6 +344,50 @@ def test_o_direct_refused_falls_back_and_says_so(disk):
             check_point(g, 2)
             assert g.attrs["direct"] == 0 and "O_DIRECT refused" in g.attrs["direct_note"]
         assert rw.attrs["sync"] == "fdatasync-per-write"
+
+
+@pytest.mark.parametrize("mode, sync, direct", [("end", "fdatasync", 0), ("block", "fdatasync-per-block", 0),
+                                                ("direct", "o_direct+fdatasync", 1)])
+def test_write_sync_modes(disk, mode, sync, direct):
+    """--sync picks how the write test makes its data durable; the row and the point say which, and the
+    other tests keep their own rule."""
+    out = disk / f"s-{mode}.h5"
+    r = run_wb(2, "io", "--dir", str(disk), "--tests", "write,read,shared-write", "--sync", mode, *QUICK,
+               "-o", str(out), timeout=180)
+    assert r.returncode == 0, r.stderr
+    row = next(l.split() for l in r.stdout.splitlines() if l.startswith("  write"))
+    assert row[-2:] == [sync, "ok"], row
+    with h5py.File(out) as f:
+        gs = {(g.attrs["test"], g.attrs["api"]): g for g in groups(f)}
+        w = gs["write", "posix"]
+        check_point(w, 2)
+        assert w.attrs["sync"] == sync and w.attrs["direct"] == direct and w.attrs["status"] == "ok"
+        assert (w.attrs["direct_note"] == "") == bool(direct)
+        assert gs["read", "posix"].attrs["status"] == "ok"
+        assert gs["shared-write", "mpiio-indep"].attrs["sync"] == "fsync"
+    assert leftovers(disk) == []
+
+
+def test_direct_writes_fall_back_and_say_why(disk):
+    """A folder that refuses O_DIRECT, and calls that are not a multiple of its alignment: buffered, with
+    one fdatasync at the end, and the row's note says why."""
+    out = disk / "nd-w.h5"
+    r = faulty(disk, out, "write", "WB_FAULT_IO_NODIRECT", "1", "--sync", "direct")
+    assert r.returncode == 0, r.stderr
+    assert "# write: O_DIRECT refused" in r.stdout and "one fdatasync at the end" in r.stdout
+    with h5py.File(out) as f:
+        (w,) = groups(f)
+        assert w.attrs["direct"] == 0 and w.attrs["sync"] == "fdatasync" and w.attrs["status"] == "ok"
+        assert "O_DIRECT refused" in w.attrs["direct_note"]
+    out = disk / "odd.h5"
+    r = run_wb(2, "io", "--dir", str(disk), "--tests", "write", "--sync", "direct", "--size", "1000000",
+               "--reps", "1", "--warmup", "0", "-o", str(out), timeout=120)
+    assert r.returncode == 0, r.stderr
+    with h5py.File(out) as f:
+        (w,) = groups(f)
+        assert w.attrs["direct"] == 0 and w.attrs["status"] == "ok" and w.attrs["file_bytes"] == 1000000
+        assert "needs calls of a multiple of" in w.attrs["direct_note"], w.attrs["direct_note"]
+    assert leftovers(disk) == []
 
 
 def test_timeout_keeps_the_points_before_it(disk):

@@ -83,6 +83,7 @@ struct wb_io_point {
     int64_t file_bytes, xfer_bytes;
     int reps, done;                /* planned, completed */
     char sync[32];
+    int sync_block;                /* write with --sync block: an fdatasync after every call */
     int direct;
     char direct_note[160];
     int cold;

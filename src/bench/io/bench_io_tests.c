@@ -57,13 +57,16 @@ static void seq_pass(struct rep_ctx *c, int write, double t[2])
     int64_t base = write ? c->base : c->rbase;
     uint64_t key = write ? c->key : c->rkey;
     t[0] = wb_timer_now_s();
-    int e = p->be->open(&f, path, write, c->shared ? p->file_bytes * c->r->nranks : p->file_bytes, 0);
+    int direct = write && p->test == WB_IO_WRITE && p->direct;
+    int e = p->be->open(&f, path, write, c->shared ? p->file_bytes * c->r->nranks : p->file_bytes, direct);
     fail(c, e, 0);
     for (int64_t at = 0; !e && at < p->file_bytes; at += p->xfer_bytes) {
         int64_t n = p->file_bytes - at < p->xfer_bytes ? p->file_bytes - at : p->xfer_bytes;
         if (write)
             wb_io_fill(c->r, c->buf, n, key, base + at);
         int xe = p->be->xfer(&f, write, c->buf, n, base + at);
+        if (!xe && write && p->sync_block)
+            xe = p->be->sync_fn(&f);
         fail(c, xe, base + at);
         if (!write && !xe && c->fault_corrupt) {
             c->buf[n / 2] ^= 1;
@@ -243,25 +246,32 @@ static int one_rep(struct rep_ctx *c, int rep)
     return 0;
 }
 
-/* Random tests: O_DIRECT when statx gives alignments 4 KiB satisfies and the open takes it, else buffered
- * with a sync per write, said in direct_note. Agreed: direct only when every rank may. Collective. */
-static int decide_direct(struct rep_ctx *c)
+/* O_DIRECT for the point's file (c->path, which exists) when statx gives alignments that page-aligned
+ * buffers and calls of size_a and size_b bytes satisfy (4 KiB where statx does not say) and the open takes
+ * it; else buffered, said in direct_note with what is done instead. Agreed: direct only when every rank
+ * may. Collective. */
+static int decide_direct(struct rep_ctx *c, int64_t size_a, int64_t size_b, const char *instead)
 {
     struct wb_io_point *p = c->p;
     const char *fs = c->r->dir[p->d].fs_type;
     char note[160] = "";
     int ok = 1;
+    unsigned align = WB_IO_RAND_BYTES;
 #ifdef STATX_DIOALIGN
     struct statx sx;
     if (statx(AT_FDCWD, c->path, 0, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN)) {
         if (sx.stx_dio_mem_align == 0)
-            ok = 0, snprintf(note, sizeof note, "statx: %s offers no O_DIRECT here: buffered, sync per write", fs);
-        else if (WB_IO_PAGE % sx.stx_dio_mem_align || WB_IO_RAND_BYTES % sx.stx_dio_offset_align)
-            ok = 0, snprintf(note, sizeof note, "O_DIRECT on %s needs %u-byte alignment: buffered, sync per write", fs,
-                             (unsigned)sx.stx_dio_offset_align);
+            ok = 0, snprintf(note, sizeof note, "statx: %s offers no O_DIRECT here: %s", fs, instead);
+        else if (WB_IO_PAGE % sx.stx_dio_mem_align)
+            ok = 0, snprintf(note, sizeof note, "O_DIRECT on %s needs %u-byte buffers: %s", fs,
+                             (unsigned)sx.stx_dio_mem_align, instead);
+        align = sx.stx_dio_offset_align ? sx.stx_dio_offset_align : align;
     }
 #endif
-    int fd = ok ? open(c->path, O_RDWR | O_DIRECT) : -1, e = fd < 0 ? errno : 0;
+    if (ok && (size_a % align || size_b % align))
+        ok = 0, snprintf(note, sizeof note, "O_DIRECT on %s needs calls of a multiple of %u bytes: %s", fs, align,
+                         instead);
+    int fd = ok ? open(c->path, O_RDWR | O_DIRECT | O_NOFOLLOW) : -1, e = fd < 0 ? errno : 0;
 #ifdef WB_TEST_FAULTS
     /* Test-only: WB_FAULT_IO_NODIRECT=1 makes every O_DIRECT open fail as a filesystem that refuses it. */
     if (ok && getenv("WB_FAULT_IO_NODIRECT"))
@@ -270,15 +280,44 @@ static int decide_direct(struct rep_ctx *c)
     if (fd >= 0)
         close(fd);
     if (ok && e)
-        ok = 0, snprintf(note, sizeof note, "O_DIRECT refused by %s (%s): buffered, sync per write", fs, strerror(e));
+        ok = 0, snprintf(note, sizeof note, "O_DIRECT refused by %s (%s): %s", fs, strerror(e), instead);
     double all = 0;
     int rc = wb_comm_min_f64(ok, &all);
     p->direct = all > 0;
     if (!p->direct && !note[0])
-        snprintf(note, sizeof note, "O_DIRECT refused on another node: buffered, sync per write");
+        snprintf(note, sizeof note, "O_DIRECT refused on another node: %s", instead);
     snprintf(p->direct_note, sizeof p->direct_note, "%s", p->direct ? "" : note);
+    return rc;
+}
+
+/* Random tests: O_DIRECT where the folder takes it, else buffered with a sync per write. Collective. */
+static int decide_random(struct rep_ctx *c)
+{
+    struct wb_io_point *p = c->p;
+    int rc = decide_direct(c, WB_IO_RAND_BYTES, WB_IO_RAND_BYTES, "buffered, sync per write");
     snprintf(p->sync, sizeof p->sync, "%s", p->test == WB_IO_RANDREAD ? "none" : p->direct ? "o_direct+fdatasync"
                                                                                          : "fdatasync-per-write");
+    return rc;
+}
+
+/* The write test's --sync: block, an fdatasync after every call; direct, O_DIRECT calls where the folder
+ * takes them (tried on an empty file), else buffered with one fdatasync at the end. Collective. */
+static int decide_write_sync(struct rep_ctx *c, int mode)
+{
+    struct wb_io_point *p = c->p;
+    if (p->test != WB_IO_WRITE || mode == WB_IO_SYNC_END)
+        return 0;
+    if (mode == WB_IO_SYNC_BLOCK) {
+        p->sync_block = 1;
+        snprintf(p->sync, sizeof p->sync, "fdatasync-per-block");
+        return 0;
+    }
+    int fd = open(c->path, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644), rc;
+    if (fd >= 0)
+        close(fd);
+    rc = decide_direct(c, p->xfer_bytes, p->file_bytes, "buffered, one fdatasync at the end");
+    unlink(c->path);
+    snprintf(p->sync, sizeof p->sync, "%s", p->direct ? "o_direct+fdatasync" : "fdatasync");
     return rc;
 }
 
@@ -326,7 +365,7 @@ static int setup_files(struct rep_ctx *c)
     p->xfer_bytes = keep_xfer;
     int rc = agree_rep(c, c->path);
     if (rc == 0 && p->iops_test)
-        rc = decide_direct(c);
+        rc = decide_random(c);
     return rc;
 }
 
@@ -413,6 +452,7 @@ int wb_io_point_run(struct wb_io_run *r, struct wb_io_point *p)
         plan_files(&c);
     int failed = 0;
     rc = rc ? rc : setup_files(&c);
+    rc = rc ? rc : decide_write_sync(&c, k->sync_mode);
     if (rc == WB_EIO || rc == WB_EVERIFY)
         failed = rc;
     if (rc == 0 && (p->iops_test || p->meta_test))

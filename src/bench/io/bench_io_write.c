@@ -133,7 +133,7 @@ static int write_attrs(const struct wb_io_run *r, const struct wb_io_point *p, c
     W(wb_results_attr_i64(res, g, "warmup", r->o->common.warmup));
     W(wb_results_attr_str(res, g, "sync", p->sync));
     W(wb_results_attr_i64(res, g, "direct", p->direct));
-    W(wb_results_attr_str(res, g, "direct_note", p->direct ? "" : p->iops_test ? p->direct_note
+    W(wb_results_attr_str(res, g, "direct_note", p->direct ? "" : p->direct_note[0] ? p->direct_note
                                                  : "buffered: sequential calls go through the page cache"));
     W(wb_results_attr_i64(res, g, "cold", p->cold > 0 && p->done == 0 ? 0 : p->cold));
     W(wb_results_attr_str(res, g, "cold_method", p->cold > 0 ? p->cold_method : ""));
@@ -230,7 +230,7 @@ static void print_row(const struct wb_io_run *r, const struct wb_io_point *p, co
                      p->sync, strncmp(p->status, "ok", 2) ? "FAILED" : "ok");
     if (strncmp(p->status, "ok", 2))
         wb_report_printf("# FAILED: %s\n", p->status + strlen("failed: "));
-    if (p->iops_test && !p->direct)
+    if (!p->direct && p->direct_note[0])
         wb_report_printf("# %s: %s\n", wb_io_test_name(p->test), p->direct_note);
 }
 

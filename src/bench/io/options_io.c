@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/optparse.h"
 
-enum io_id { K_TESTS = 1, K_DIR, K_TIME, K_SIZE, K_BLOCK, K_ALLOW_MEMORY, K_LIST };
+enum io_id { K_TESTS = 1, K_DIR, K_TIME, K_SIZE, K_BLOCK, K_SYNC, K_ALLOW_MEMORY, K_LIST };
 
 /* A file per rank and a call's buffer must fit a 32-bit size_t and an MPI count on armhf. */
 #define MAX_SIZE_BYTES (sizeof(size_t) < 8 ? (int64_t)INT32_MAX : INT64_C(1) << 40)
@@ -26,6 +26,9 @@ const struct wb_optdef wb_io_optdefs[] = {
      "of 64 MiB per node that a device's own cache cannot hold", "2"},
     {"size", 1, 0, K_SIZE, "SIZE", "file bytes per rank of every test, instead of the size --time gives", "auto"},
     {"block", 1, 0, K_BLOCK, "SIZE", "bytes per call of the sequential tests", "1M"},
+    {"sync", 1, 0, K_SYNC, "end|block|direct", "how the write test makes its data durable: end, one fdatasync "
+     "before close (IOR -e); block, an fdatasync after every call; direct, O_DIRECT calls (fio direct=1, as "
+     "Raspberry Pi's SD card test) and an fdatasync, buffered where the folder refuses it, saying so", "end"},
     {"allow-memory", 0, 0, K_ALLOW_MEMORY, NULL, "measure a tmpfs or ramfs folder too (that measures RAM)", NULL},
     {"list", 0, 0, K_LIST, NULL, "print the tests and stop", NULL},
     {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -135,6 +138,15 @@ int wb_io_opts_set(struct wb_options *o, int id, const char *arg)
         return parse_size("--size", arg, MAX_SIZE_BYTES, &k->size_bytes);
     case K_BLOCK:
         return parse_size("--block", arg, MAX_BLOCK_BYTES, &k->xfer_bytes);
+    case K_SYNC: {
+        static const char *const modes[] = {"end", "block", "direct"};
+        for (int m = 0; m < 3; m++)
+            if (!strcasecmp(arg, modes[m])) {
+                k->sync_mode = m;
+                return 0;
+            }
+        return wb_error_set(WB_EUSAGE, "--sync: unknown mode '%s'; choose end, block or direct", arg);
+    }
     case K_ALLOW_MEMORY:
         k->allow_memory = 1;
         return 0;

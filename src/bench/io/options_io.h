@@ -26,6 +26,9 @@ enum wb_io_test {
 /* Default bytes per call of the sequential tests, and the random tests' operation. */
 #define WB_IO_XFER_BYTES (INT64_C(1) << 20)
 #define WB_IO_RAND_BYTES INT64_C(4096)
+/* --sync: how the sequential write test's data reaches the disk. */
+enum wb_io_sync { WB_IO_SYNC_END, WB_IO_SYNC_BLOCK, WB_IO_SYNC_DIRECT };
+
 /* Bytes per node a device's own cache cannot hold: the smallest default file set of a test. */
 #define WB_IO_FLOOR_NODE_BYTES (INT64_C(64) << 20)
 
@@ -37,6 +40,7 @@ struct wb_io_opts {
     int64_t size_bytes;                   /* --size: file bytes per rank; 0 = from --time and the floor */
     int64_t xfer_bytes;                   /* --block: bytes per call of the sequential tests */
     int64_t floor_node_bytes;             /* the smallest file set per node (suite's is smaller) */
+    int sync_mode;                        /* --sync: enum wb_io_sync */
     int allow_memory;                     /* --allow-memory: tmpfs and ramfs are measured too */
     int list;                             /* --list: print the tests and stop */
 };
