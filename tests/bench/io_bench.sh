@@ -20,6 +20,9 @@
 #   - cold reads: all ranks share one node, where IOR's -C would hand each rank a file of the same
 #     node, so IOR writes (-w -k) and reads (-r) in two runs with the page cache dropped between them;
 #     wulfbench drops it itself (root);
+#   - durable writes as they go: wulfbench --tests write --sync direct (O_DIRECT, 1 MiB calls, an
+#     fdatasync at the end) against NP fio jobs of the same calls (direct=1, psync, end_fsync=1), the
+#     row "write (direct)": with no copy into the page cache, a fast class is judged on its limit;
 #   - 4 KiB random: wulfbench issues one pread/pwrite at a time per rank with O_DIRECT, so fio runs
 #     NP jobs of psync at iodepth 1, direct=1, RAND_SIZE per job, RAND_S seconds; fio's usual form
 #     (libaio, iodepth 32) runs once per round too, against the limit only;
@@ -215,6 +218,16 @@ fio_raw() {
         "$PYTHON" -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; print(round((j["read"]["bw_bytes"] + j["write"]["bw_bytes"]) / 1e6, 3))'
 }
 
+# fio_direct_write: MB/s of NP fio jobs writing $mib MiB each in 1 MiB direct calls one at a time,
+# with an fsync at the end (fio's direct=1, as wulfbench's --sync direct), in the throttled group.
+fio_direct_write() {
+    mkdir -p "$mnt/fio-d"
+    in_group fio --name=d --directory="$mnt/fio-d" --size="${mib}m" --numjobs="$NP" --group_reporting --rw=write \
+        --bs=1m --direct=1 --ioengine=psync --iodepth=1 --end_fsync=1 --output-format=json |
+        "$PYTHON" -c 'import json, sys; j = json.load(sys.stdin)["jobs"][0]; print(round(j["write"]["bw_bytes"] / 1e6, 3))'
+    rm -rf "$mnt/fio-d"
+}
+
 # fio_iops RW DEPTH: aggregate IOPS of NP jobs on $mnt/fio.
 fio_iops() {
     local engine=psync
@@ -257,6 +270,7 @@ for class in $CLASSES; do
             row "$class" "${t}write" "$round" peer "$w" "$lw"
             row "$class" "${t}read" "$round" peer "$r" "$lr"
         done
+        row "$class" "write (direct)" "$round" peer "$(fio_direct_write)" "$lw"
         for rw in randwrite:"$lwi" randread:"$lri"; do
             row "$class" "${rw%:*}" "$round" peer "$(fio_iops "${rw%:*}" 1)" "${rw#*:}"
             row "$class" "${rw%:*} (fio qd32)" "$round" alone "$(fio_iops "${rw%:*}" 32)" "${rw#*:}"
@@ -274,6 +288,13 @@ for class in $CLASSES; do
                 [[ $test == *read ]] && lim=$lr
                 row "$class" "$test" "$round" wb "$mbps" "$lim"
             done
+        done
+        rm -f "$tmp/wb.h5"
+        mpi "$wb_io" io --dir "$mnt" --tests write --sync direct --size "${mib}M" --block 1M --reps 1 --warmup 0 -q \
+            -o "$tmp/wb.h5" >"$tmp/wb.out" 2>&1 || { cat "$tmp/wb.out" >&2; say "wulfbench io --sync direct failed"; exit 1; }
+        wb_rows "$tmp/wb.h5" | while read -r test api mbps iops status; do
+            [[ $status == ok ]] || say "wulfbench write --sync direct: $status"
+            row "$class" "write (direct)" "$round" wb "$mbps" "$lw"
         done
         rm -f "$tmp/wb.h5"
         mpi "$wb_io" io --dir "$mnt" --tests randwrite,randread --size "${RAND_SIZE^^}" --time "$RAND_S" \
