@@ -1,6 +1,7 @@
 """wulfbench fft under real mpirun: results, the file it writes, verification, bad input."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import signal
@@ -172,6 +173,30 @@ def test_16_bit_wavs_travel_as_16_bit(tmp_path):
     f.close()
 
 
+def test_input_cache_drop_reads_the_inputs_from_the_disk(tmp_path):
+    """--input-cache drop: before every timed read rank 0 drops the inputs' pages, and what stayed (mincore)
+    is recorded; keep leaves them, so a repeated read comes from memory."""
+    d = tmp_path / "wavs"
+    d.mkdir()
+    fs = subprocess.run(["stat", "-f", "-c", "%T", str(d)], capture_output=True, text=True).stdout.strip()
+    if fs in ("tmpfs", "ramfs"):
+        pytest.skip(f"{d} is in memory ({fs}): its pages cannot be dropped")
+    for k in range(3):
+        make_wav(d / f"w{k}.wav", "-r", "44100", "-b", "16", seconds=1, freq=500 + 300 * k)
+    got = {}
+    for mode in ("keep", "drop"):
+        out = tmp_path / f"{mode}.h5"
+        r = run_wb(2, "fft", "--input", str(d), "--input-cache", mode, "--reps", "3", "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        f, pts = read_points(out)
+        g = pts["p000"]
+        got[mode] = (g.attrs["input_cache"], float(g.attrs["input_resident_max"]), g["verify"].attrs["passed"])
+        f.close()
+    assert got["keep"][0] == "keep" and math.isnan(got["keep"][1]) and got["keep"][2] == 1
+    # Each repetition read the files just before, so without the drop every page would still be cached.
+    assert got["drop"][0] == "drop" and got["drop"][1] <= 0.01 and got["drop"][2] == 1, got
+
+
 def test_bad_wav_fails_by_default_and_is_skipped_on_request(tmp_path):
     d = tmp_path / "wavs"
     d.mkdir()
@@ -205,6 +230,8 @@ def test_missing_input_and_short_file(tmp_path):
     (("--files", "100000"), "--files"),
     (("--reps", "-3"), "--reps"),
     (("--files", "4096", "--file-seconds", "3600"), "GB"),
+    (("--input-cache", "drop"), "reads no file"),
+    (("--input-cache", "sometimes"), "--input-cache"),
 ])
 def test_bad_options_exit_2_with_one_line_on_every_rank_count(tmp_path, args, needle):
     for np_ in (1, 3):

@@ -82,6 +82,15 @@ static int prepare_point(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     return wb_comm_agree(rc);
 }
 
+/* Root, --input-cache drop: the inputs out of the page cache before a timed read, outside its window. */
+static void drop_inputs(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct point_run *pr)
+{
+    if (c->f->input_cache != WB_INPUT_CACHE_DROP)
+        return;
+    double stayed = wb_fftb_drop_inputs(c, p);
+    pr->m.input_resident_max = isnan(pr->m.input_resident_max) ? stayed : fmax(pr->m.input_resident_max, stayed);
+}
+
 /* Collective: one repetition: the root reads, every rank starts together, the schedule runs. */
 static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct point_run *pr,
                    struct wb_fftb_timing *t)
@@ -89,6 +98,7 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
     memset(t, 0, sizeof *t);
     int rc = 0;
     if (c->rank == 0) {
+        drop_inputs(c, p, pr);
         double t0 = wb_timer_now_s();
         rc = wb_fftb_read_request(c, p, &pr->rq, 0);
         if (rc == 0)
@@ -133,6 +143,7 @@ static int run_alone(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struc
     int rc = 0;
     wb_power_rep_begin(WB_POWER_BASELINE);
     if (c->rank == 0) {
+        drop_inputs(c, p, pr);
         double cluster_flops = c->flops, t0 = wb_timer_now_s();
         rc = wb_fftb_read_request(c, p, &pr->rq, 0);
         double t1 = wb_timer_now_s(), cpu1 = wb_timer_thread_cpu_s();
@@ -312,7 +323,7 @@ static int run_point(struct wb_fftb_ctx *c, int id, const struct wb_fftb_point *
     int done = 0, paired = c->paired;
     pr.cap = c->o->common.reps_auto ? c->f->max_reps : c->o->common.reps;
     pr.m.info.autom = c->o->common.reps_auto;
-    pr.m.info.ci_halfwidth_rel = pr.m.info.alone_match = NAN;
+    pr.m.info.ci_halfwidth_rel = pr.m.info.alone_match = pr.m.input_resident_max = NAN;
     pr.tm = calloc((size_t)pr.cap, sizeof *pr.tm);
     pr.alone = paired && c->rank == 0 ? calloc((size_t)pr.cap, sizeof *pr.alone) : NULL;
     struct wb_health *health = NULL;

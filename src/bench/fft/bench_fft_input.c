@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/audio.h"
+#include "core/pagecache.h"
 #include "bench/fft/bench_fft_int.h"
 #include "par/comm.h"
 #include "core/error.h"
@@ -137,6 +139,17 @@ int wb_fftb_make_synthetic(struct wb_fftb_ctx *c, const struct wb_fftb_point *p,
         wb_audio_free(&a);
     }
     return rc;
+}
+
+double wb_fftb_drop_inputs(struct wb_fftb_ctx *c, const struct wb_fftb_point *p)
+{
+    double most = 0, resident;
+    /* A file listed again in one request is read cold once, then from memory, as any reader would. */
+    for (int j = 0; j < p->nfiles && j < c->nfiles_in; j++) {
+        wb_pagecache_drop(c->files[j], geteuid() == 0, &resident);
+        most = fmax(most, resident);
+    }
+    return most;
 }
 
 int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,

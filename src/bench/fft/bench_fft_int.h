@@ -157,6 +157,8 @@ struct wb_fftb_measured {
     int64_t bytes_in, bytes_out;     /* samples it received, results it sent */
     double flops;
     double t_plan_s;                 /* this rank's FFTW planning for the point (0 when reused) */
+    double input_resident_max;       /* rank 0, --input-cache drop: the largest share of an input file's
+                                      * pages still cached after a drop; NaN with keep */
     /* Rank 0, from the driver: the request's mean file length, the memory model's figure for the
      * point, and the health/nodes rows (NULL elsewhere). */
     double seconds_per_file;
@@ -199,6 +201,9 @@ int wb_fftb_load_inputs(struct wb_fftb_ctx *c);
 /* Root: read and decode the files of one request into rq->buf. The first read (probe) only
  * learns the lengths and the table of inputs; later reads must find the same lengths. Synthetic
  * audio has nothing to read: wb_fftb_make_synthetic puts it in rq->buf once per point. */
+/* Root, --input-cache drop: the request's input files dropped from the page cache; the largest share of
+ * a file's pages that stayed. Local. */
+double wb_fftb_drop_inputs(struct wb_fftb_ctx *c, const struct wb_fftb_point *p);
 int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
                          int probe);
 /* Root: generate a point's synthetic files straight into rq->buf, in the wire format, one file at a

@@ -13,7 +13,7 @@
 enum {
     F_INPUT = 1, F_BAD, F_SWEEP, F_SECONDS, F_FILES, F_FILE_SECONDS, F_RATE, F_MODE, F_FRAME, F_HOP, F_WINDOW,
     F_SCHEDULE, F_CHUNK, F_ROOT, F_LOCAL, F_WIRE, F_RESULT, F_BASELINE, F_PRECISION, F_PLAN, F_WISDOM, F_MAXMEM,
-    F_PAIRED, F_TARGET_CI, F_MIN_REPS, F_MAX_REPS, F_POINT_BUDGET, F_LINK_RATE
+    F_PAIRED, F_TARGET_CI, F_MIN_REPS, F_MAX_REPS, F_POINT_BUDGET, F_LINK_RATE, F_INPUT_CACHE
 };
 
 /* Longest synthetic file and largest request the sweeps accept; beyond this a Pi runs out of memory. */
@@ -23,6 +23,10 @@ enum {
 const struct wb_optdef wb_fft_optdefs[] = {
     {"input", 1, 0, F_INPUT, "PATH", "a WAV file or a folder of them; repeatable", "synthetic audio"},
     {"on-bad-input", 1, 0, F_BAD, "fail|skip", "what a bad WAV file does to the run", "fail"},
+    {"input-cache", 1, 0, F_INPUT_CACHE, "keep|drop",
+     "drop: before each repetition's timed read, rank 0 drops its input files from the page cache (and the "
+     "node's cache as root, where pages stay), so t_read reads the disk; keep: a file read before may come "
+     "from memory", "keep"},
     {"sweep", 1, 0, F_SWEEP, "both|sizes|files|none", "study scenarios (none: the --input files as given)",
      "both; none with --input"},
     {"seconds", 1, 0, F_SECONDS, "LIST", "durations of the one-file sizes sweep, each 0.01 to 3600 s", "1,2,5,10,30,60"},
@@ -69,6 +73,7 @@ const char *const wb_sweep_names[] = {"both", "sizes", "files", "none", NULL};
 const char *const wb_fft_mode_names[] = {"stft", "whole", NULL};
 const char *const wb_schedule_names[] = {"pipelined", "phased", "dynamic", NULL};
 const char *const wb_bad_input_names[] = {"fail", "skip", NULL};
+const char *const wb_input_cache_names[] = {"keep", "drop", NULL};
 
 void wb_fft_opts_defaults(struct wb_options *o)
 {
@@ -110,6 +115,7 @@ int wb_fft_opts_set(struct wb_options *o, int id, const char *arg)
         break;
     }
     case F_BAD: return wb_optparse_choice("--on-bad-input", arg, wb_bad_input_names, &t->on_bad_input);
+    case F_INPUT_CACHE: return wb_optparse_choice("--input-cache", arg, wb_input_cache_names, &t->input_cache);
     case F_SWEEP:
         t->sweep_given = 1;
         return wb_optparse_choice("--sweep", arg, wb_sweep_names, &t->sweep);
@@ -266,6 +272,9 @@ int wb_fft_opts_validate(struct wb_options *o)
     if (t->sweep == WB_SWEEP_NONE && t->ninputs == 0 && t->sweep_given)
         return wb_error_set(WB_EUSAGE, "--sweep none uses the inputs as given, but there is no --input; "
                                        "add --input FILE.wav or choose --sweep sizes|files|both");
+    if (t->input_cache == WB_INPUT_CACHE_DROP && t->ninputs == 0)
+        return wb_error_set(WB_EUSAGE, "--input-cache drop: synthetic audio is made in memory and reads no file; "
+                                       "give the WAV files with --input");
     if (t->hop == 0)
         t->hop = t->frame / 2;
     if (t->hop > t->frame)

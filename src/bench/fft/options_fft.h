@@ -15,16 +15,20 @@ enum wb_fft_mode { WB_MODE_STFT, WB_MODE_WHOLE };
 /* pipelined: blocks in chunks, phases overlapped; phased: MPI_Scatterv, compute, MPI_Gatherv in turn. */
 enum wb_schedule { WB_SCHED_PIPELINED, WB_SCHED_PHASED, WB_SCHED_DYNAMIC };
 enum wb_bad_input { WB_BAD_FAIL, WB_BAD_SKIP };
+/* --input-cache: keep what the page cache holds of the inputs, or drop it before each timed read. */
+enum wb_input_cache { WB_INPUT_CACHE_KEEP, WB_INPUT_CACHE_DROP };
 /* Names of the values above, as options and result files spell them; NULL-terminated. */
 extern const char *const wb_sweep_names[];
 extern const char *const wb_fft_mode_names[];
 extern const char *const wb_schedule_names[];
 extern const char *const wb_bad_input_names[];
+extern const char *const wb_input_cache_names[];
 
 struct wb_fft_opts {
     const char **inputs;        /* --input, repeatable: files or folders */
     int ninputs;
     int on_bad_input;           /* enum wb_bad_input */
+    int input_cache;            /* enum wb_input_cache */
     int sweep;                  /* enum wb_sweep; default both, or none with --input */
     int sweep_given;
     double *seconds;            /* --seconds: durations of the sizes sweep */

@@ -6,13 +6,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench/io/bench_io_int.h"
 #include "bench/options.h"
 #include "core/error.h"
+#include "core/pagecache.h"
 #include "core/rng.h"
 #include "core/sysfs.h"
 
@@ -73,54 +73,7 @@ int64_t wb_io_check(const struct wb_io_run *r, const unsigned char *buf, int64_t
     return -1;
 }
 
-/* The share of path's pages in the page cache (mincore over 64 MiB windows, which a 32-bit address space
- * holds), 0 for an empty file, 1 when unknown. */
-static double resident_share(const char *path)
-{
-    const int64_t window = INT64_C(64) << 20;
-    int fd = open(path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return 1;
-    }
-    int64_t pg = sysconf(_SC_PAGESIZE), in = 0, total = 0;
-    unsigned char *vec = malloc((size_t)(window / pg));
-    int ok = vec != NULL;
-    for (int64_t at = 0; ok && at < (int64_t)st.st_size; at += window) {
-        size_t len = (size_t)((int64_t)st.st_size - at < window ? (int64_t)st.st_size - at : window);
-        size_t np = (len + (size_t)pg - 1) / (size_t)pg;
-        void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)at);
-        ok = map != MAP_FAILED && mincore(map, len, vec) == 0;
-        for (size_t i = 0; ok && i < np; i++)
-            in += vec[i] & 1;
-        total += (int64_t)np;
-        if (map != MAP_FAILED)
-            munmap(map, len);
-    }
-    free(vec);
-    close(fd);
-    return !ok ? 1 : total ? (double)in / (double)total : 0;
-}
-
 const char *wb_io_drop_cache(const struct wb_io_run *r, const char *path, double *resident)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd >= 0) {
-        /* Dirty pages are not dropped: make them clean first. */
-        fdatasync(fd);
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        close(fd);
-    }
-    *resident = resident_share(path);
-    /* drop_caches empties every cache of the node, so only when the file's own drop left pages. */
-    if (*resident > 0.01 && r->root_user) {
-        sync();
-        if (wb_sysfs_write("/proc/sys/vm/drop_caches", "1") == 0) {
-            *resident = resident_share(path);
-            return "drop_caches";
-        }
-    }
-    return "fadvise";
+    return wb_pagecache_drop(path, r->root_user, resident);
 }
