@@ -153,6 +153,11 @@ def _fft_line(run: Run, folder: str, items: list[StoragePoint], runs: list[Run])
     text += f"; fft's t_read was {tables.fmt_time(t_read)} ({point.id}{source})"
     if str(point.attrs.get("input", "")) == "synthetic":
         text += ", but its audio was synthetic, made in memory: that t_read read no file"
+    elif str(point.attrs.get("input_cache", "keep")) == "drop":
+        text += ", its inputs dropped from the page cache before every read (--input-cache drop)"
+    else:
+        text += (", but after the first repetition its inputs could come from the page cache "
+                 "(fft --input-cache drop reads them from the disk each time)")
     return text + "."
 
 

@@ -153,6 +153,8 @@ def rows(b: Basis, changes: list[wm.Change], result: energy.Result | None = None
             med = stats.nanmedian(pt.times["t_total"])
             factor = 1.0 if unit is not None else 1.0 / (b.saturation[0] * med)
             refused = next((c.why_not for c in chs if c.why_not), "")
+            if not refused and any(c.kind == "disk" for c in chs):
+                refused = wm.disk_why_not(pt)
             if not b.shown or refused:
                 out.append(Row(label, text, med * factor, why_not=refused or _why_not(b)))
                 continue

@@ -208,6 +208,24 @@ def read_s(point: FftPoint) -> float:
     return float(stats.nanmedian(point.times.get("t_read", np.array([np.nan]))))
 
 
+def disk_why_not(point: FftPoint) -> str:
+    """Why the point's t_read cannot stand for a read of its files from the disk it was on ("" when
+    it can): synthetic audio reads no file, and without fft's --input-cache drop every read after
+    the first may come from the page cache."""
+    a = point.attrs
+    if str(a.get("input", "")) == "synthetic":
+        return ("not shown: the request's audio was synthetic, made in memory, so its t_read read no "
+                "disk; run fft with --input on that disk and --input-cache drop")
+    if str(a.get("input_cache", "keep")) != "drop":
+        return ("not shown: fft read its inputs with --input-cache keep (the default), so its t_read "
+                "may have come from the page cache, not the disk; rerun fft with --input-cache drop")
+    stayed = float(a.get("input_resident_max", 0.0))
+    if stayed > 0.01:
+        return (f"not shown: {100 * stayed:.0f} % of an input file's pages stayed in the page cache "
+                "after fft's drop, so its t_read read memory in part")
+    return ""
+
+
 def file_bytes(point: FftPoint) -> float:
     """Bytes of the request's input files, as /fft/<id>/inputs lists them."""
     total = sum(float(row.get("bytes", 0) or 0) for row in point.inputs)
