@@ -433,7 +433,13 @@ def test_clock_offset_of_a_worker_whose_wall_clock_is_ahead_matches_check(tmp_pa
                               stdin=subprocess.DEVNULL)
 
     out = tmp_path / "clk.h5"
-    r = mpmd("load", "--client-ranks", "0", "--clients", "2", *QUICK, "-q", "-o", str(out))
+    # An offset is good to half the shortest probe's round trip; with other work on the cores a rank
+    # waits for one between ping and pong (beside a busy loop, 1.4 ms apart once), so the 1 ms and
+    # 2 ms margins hold on a quiet machine, and 5 ms, still far inside the 250 ms, on a busy one.
+    with MachineLoad(cores=3) as load:
+        r = mpmd("load", "--client-ranks", "0", "--clients", "2", *QUICK, "-q", "-o", str(out))
+        c = mpmd("check")
+    quiet = load.busy() is None
     assert r.returncode == 0, r.stderr
     with h5py.File(out, "r") as f:
         steps = [g for k, g in f["load"].items() if k.startswith("s")]
@@ -441,8 +447,8 @@ def test_clock_offset_of_a_worker_whose_wall_clock_is_ahead_matches_check(tmp_pa
         assert all(g["clock_offset_s"].attrs["units"] == "s" for g in steps)
     assert offs.shape[1] == 2
     load_off = np.median(offs, axis=0)
-    assert abs(load_off[0] - 0.25) < 2e-3 and abs(load_off[1]) < 2e-3, offs
-    c = mpmd("check")
+    near, agree = (2e-3, 1e-3) if quiet else (5e-3, 5e-3)
+    assert abs(load_off[0] - 0.25) < near and abs(load_off[1]) < near, (offs, load.busy())
     m = re.search(r"rank 1 \([^)]*\) \+([\d.]+) ms", c.stdout)
     assert c.returncode == 0 and m, c.stdout + c.stderr
-    assert abs(float(m.group(1)) * 1e-3 - load_off[0]) < 1e-3, (m.group(1), load_off)
+    assert abs(float(m.group(1)) * 1e-3 - load_off[0]) < agree, (m.group(1), load_off, load.busy())
