@@ -176,25 +176,27 @@ def _share_checks(run: Run) -> list[Check]:
 
 
 def storage_checks(run: Run, io_run: Run | None) -> list[Check]:
-    """Each fft point that read WAV files: rank 0's read of its inputs (input bytes over t_read, per
-    repetition) against the cold sequential read rate wulfbench io measured (io_run's /io: the run's
+    """Each fft point that read WAV files: rank 0's read of its inputs (input bytes over t_read_io, the
+    files' bytes coming in, per repetition; over t_read in files without it) against the cold sequential read rate wulfbench io measured (io_run's /io: the run's
     own or one given with it). Above only when even its slowest repetition passes the io read's
     fastest: then the inputs came from the page cache, not the disk."""
     rate = storage.read_rate(io_run) if io_run is not None else None
     out = []
     for pt in run.points:
-        t = pt.times.get("t_read")
+        # the files' bytes coming in, where the point split them from the decode; else all of t_read
+        t = pt.t_read_io if pt.t_read_io is not None else pt.times.get("t_read")
+        what = f"read MB/s (inputs over {'t_read_io' if pt.t_read_io is not None else 't_read'})"
         if str(pt.attrs.get("input", "")) != "wav" or t is None or not np.any(np.isfinite(t) & (t > 0)):
             continue
         with np.errstate(all="ignore"):
             mbps = pt.input_bytes / t[np.isfinite(t) & (t > 0)] / 1e6
         if rate is None or not rate.cold:
-            out.append(Check(run.name, pt.id, "read MB/s (inputs over t_read)", float(np.median(mbps)),
+            out.append(Check(run.name, pt.id, what, float(np.median(mbps)),
                              float("nan"), "none: no cold sequential read of wulfbench io in the run or "
                              "given with it", False))
             continue
         ceil, high = rate.Bps / 1e6, rate.high_Bps / 1e6
-        out.append(Check(run.name, pt.id, "read MB/s (inputs over t_read)", float(np.median(mbps)), ceil,
+        out.append(Check(run.name, pt.id, what, float(np.median(mbps)), ceil,
                          f"wulfbench io's {rate.what} ({ceil:.3g} MB/s, its fastest repetition {high:.3g})",
                          bool(mbps.min() > high), "page cache: the inputs were read warm"))
     return out

@@ -192,16 +192,22 @@ def read_point(fft: h5py.Group, pid: str) -> FftPoint | None:
     inputs = read_compound(group["inputs"]) if "inputs" in group else []
     verify = read_attrs(group["verify"]) if "verify" in group else {}
     slowest, t_over = _slowest(group, reps, nranks, problems)
-    sync = _float_array(group, "t_sync")
-    if sync is not None:
-        sync = np.atleast_1d(sync).reshape(-1)
-        if sync.size != reps:
-            raise BadData("t_sync", f"has shape {_shape_text(sync.shape)}, expected [{reps}] (reps from t_total)")
-        check_values("t_sync", sync, nan_ok=True)
+    sync, read_io = (_per_rep(group, name, reps) for name in ("t_sync", "t_read_io"))
     return FftPoint(id=pid, attrs=attrs, times=times, bytes_in=bytes_in,
                     bytes_out=counts["bytes_out"], frames=counts["frames"],
                     flops=flops, inputs=inputs, verify=verify, problems=problems,
-                    slowest_rank=slowest, t_over=t_over, t_sync=sync)
+                    slowest_rank=slowest, t_over=t_over, t_sync=sync, t_read_io=read_io)
+
+
+def _per_rep(group: h5py.Group, name: str, reps: int) -> np.ndarray | None:
+    """A [reps] series of rank 0 that older files lack (None then)."""
+    arr = _float_array(group, name)
+    if arr is not None:
+        arr = np.atleast_1d(arr).reshape(-1)
+        if arr.size != reps:
+            raise BadData(name, f"has shape {_shape_text(arr.shape)}, expected [{reps}] (reps from t_total)")
+        check_values(name, arr, nan_ok=True)
+    return arr
 
 
 def _slowest(group: h5py.Group, reps: int, nranks: int,

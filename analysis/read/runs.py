@@ -62,6 +62,9 @@ class FftPoint:
     # Rank 0's time in each repetition outside t_read and t_total (agreements, start barrier); None
     # in files before it and in baselines.
     t_sync: np.ndarray | None = None
+    # Of each repetition's t_read, the time spent getting the input files' bytes (the rest decodes);
+    # None in files before it.
+    t_read_io: np.ndarray | None = None
 
     @property
     def scenario(self) -> str:

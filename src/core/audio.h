@@ -28,6 +28,9 @@ struct wb_audio {
 
 /* Decode a RIFF/WAVE (or RF64) file into mono float samples. 0, WB_EINPUT with one line "<path>: <reason>", or WB_ENOMEM. */
 int wb_audio_read_wav(const char *path, struct wb_audio *out);
+/* The same, with the seconds spent getting the file's bytes (open, stat, read) into *io_s, the rest
+ * being the decode: what a faster disk can and cannot shorten. */
+int wb_audio_read_wav_timed(const char *path, struct wb_audio *out, double *io_s);
 
 /* Decode len bytes from memory (same rules); name is used in messages and, as a basename, in out->name. */
 int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, struct wb_audio *out);

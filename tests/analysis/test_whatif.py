@@ -193,6 +193,33 @@ def test_disk_sets_the_read_time(tmp_path, pi3):
     assert float(big["ratio"]) < 1
 
 
+def test_disk_keeps_the_decode_a_faster_disk_cannot_shorten(tmp_path, pi3):
+    """Where fft split t_read into the files' bytes coming in (t_read_io) and the decode, only the first
+    changes with the disk: the prediction grows by the decode's median, exactly."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    base, split = _with_attrs(pi3, tmp_path / "a", COLD), _with_attrs(pi3, tmp_path / "b", COLD)
+    decode = {}
+    for path in split:
+        with h5py.File(path, "r+") as f:
+            for pid, g in f["fft"].items():
+                if isinstance(g, h5py.Group):
+                    t_read = g["t_read"][()].reshape(-1)
+                    g.create_dataset("t_read_io", data=0.25 * t_read).attrs["units"] = "s"
+                    decode[(path.name, pid)] = float(np.median(0.75 * t_read))
+    disk = _io_file(tmp_path / "sd.h5", 2.0)
+    got = []
+    for runs, name in ((base, "a.csv"), (split, "b.csv")):
+        proc = whatif(*runs, "--disk", disk, "--csv", tmp_path / name)
+        assert proc.returncode == 0, proc.stderr
+        got.append(next(r for r in read_csv(tmp_path / name) if r["request"].startswith("16 ×")))
+    pt = next(p for p in open_run(split[-1]).points if p.nfiles == 16)
+    assert pt.t_read_io is not None
+    want = decode[(split[-1].name, pt.id)]
+    assert float(got[1]["predicted_s"]) - float(got[0]["predicted_s"]) == pytest.approx(want, rel=1e-3)
+    assert float(got[1]["now_s"]) == pytest.approx(float(got[0]["now_s"]))
+
+
 @pytest.mark.parametrize("attrs, words", [
     ({"input_cache": "keep"}, "--input-cache keep"),
     ({"input": "synthetic"}, "synthetic"),

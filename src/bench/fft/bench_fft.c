@@ -104,6 +104,7 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
         if (rc == 0)
             rc = wb_comm_shm_sync(&pr->inb);
         t->t_read_s = wb_timer_now_s() - t0;
+        t->t_read_io_s = pr->rq.io_s;
     }
     rc = wb_comm_agree(rc);
     if (rc == 0)
@@ -151,6 +152,7 @@ static int run_alone(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struc
             rc = wb_fftb_compute_units(c, &pr->l, 0, pr->l.nunits, pr->rq.buf, 0, pr->alone_res, &t->t_fft_s);
         t->t_cpu_s = wb_timer_thread_cpu_s() - cpu1;
         t->t_read_s = t1 - t0;
+        t->t_read_io_s = pr->rq.io_s;
         t->t_comp_s = t->t_total_s = t->t_wall_s = wb_timer_now_s() - t1;
         c->flops = cluster_flops;
     }

@@ -67,9 +67,10 @@ static int fit_length(struct wb_audio *a, int64_t want)
 static int64_t synth_samples(double seconds, int32_t rate_hz) { return (int64_t)floor(seconds * rate_hz + 0.5); }
 
 /* One WAV file of a request, decoded and fitted to the point's length. */
-static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *a)
+static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *a,
+                    double *io_s)
 {
-    int rc = wb_audio_read_wav(c->files[j % c->nfiles_in], a);
+    int rc = wb_audio_read_wav_timed(c->files[j % c->nfiles_in], a, io_s);
     if (rc == 0 && p->seconds > 0)
         rc = fit_length(a, (int64_t)llround(p->seconds * a->sample_rate_hz));
     return rc;
@@ -106,7 +107,8 @@ static int probe_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     for (int j = 0; j < p->nfiles && rc == 0; j++) {
         struct wb_audio a = {0};
         int synthetic = c->nfiles_in == 0;
-        rc = synthetic ? 0 : get_file(c, p, j, &a);
+        double io_s;
+        rc = synthetic ? 0 : get_file(c, p, j, &a, &io_s);
         if (rc == 0) {
             describe_file(c, p, j, synthetic ? NULL : &a, &rq->rows[j]);
             rq->file_samples[j] = rq->rows[j].samples;
@@ -158,9 +160,12 @@ int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (probe)
         return probe_request(c, p, rq);
     int rc = 0;
+    rq->io_s = 0;
     for (int j = 0; c->nfiles_in > 0 && j < p->nfiles && rc == 0; j++) {
         struct wb_audio a = {0};
-        rc = get_file(c, p, j, &a);
+        double io_s = 0;
+        rc = get_file(c, p, j, &a, &io_s);
+        rq->io_s += io_s;
         if (rc == 0)
             rc = store_file(c, rq, j, &a);
         wb_audio_free(&a);

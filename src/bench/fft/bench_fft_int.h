@@ -46,6 +46,7 @@ struct wb_fftb_request {
     char *buf;                    /* root, and ranks that map it (--local shm) */
     struct wb_result_input *rows; /* root only */
     int64_t audio_bytes;
+    double io_s;                  /* root: of the last read, the seconds spent getting the files' bytes */
 };
 
 /* A point of the sweep: which files, and how long. */
@@ -113,6 +114,8 @@ struct wb_fftb_ctx {
 /* Seconds of one repetition on this rank. */
 struct wb_fftb_timing {
     double t_read_s, t_dist_s, t_comp_s, t_fft_s, t_gather_s, t_total_s;
+    /* Rank 0: of t_read, the time spent getting the input files' bytes (open, read); the rest decodes. */
+    double t_read_io_s;
     /* This rank's part of the repetition (rank 0: the window of t_total; the others: from the start
      * barrier to the end of their schedule): its wall time, and the CPU time its thread ran in it. */
     double t_wall_s, t_cpu_s;
