@@ -269,7 +269,7 @@ def _machine(b: Basis) -> str:
     if cpu is None or not cpu.shared or not reqs:
         return ""
     big = reqs[-1]
-    work, _lo, _hi = whatif_cpu.work_ci(cpu, big.id)
+    work, _lo, _hi = whatif_cpu.work_ci(cpu, big.id, ran=True)
     med = stats.nanmedian(big.times["t_total"])
     if not (np.isfinite(work) and med > 0):
         return ""

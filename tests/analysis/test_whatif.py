@@ -440,6 +440,23 @@ def test_nodes_on_one_machine_add_no_cores(tmp_path):
     assert float(big["ratio"]) > 1.6 and big["limited_by"] == "compute", big
 
 
+def test_ranks_spinning_on_a_slow_link_are_no_cpu_work(tmp_path):
+    """A link-bound cluster of nodes on one machine whose ranks spin while they wait (cpu_share 1 over
+    the whole request, as MPI ranks show on a 100 Mbit/s link) predicts what the same runs with idle
+    waits predict: only the compute's CPU is work a change must still do."""
+    got = {}
+    for share in (0.05, 1.0):
+        runs = fixtures.node_series(tmp_path / f"s{share}", nodes=(2, 4), **PI3)
+        on_one_machine(runs, share=share)
+        out = tmp_path / f"{share}.csv"
+        proc = whatif(*runs, "--nodes", 6, "--csv", out)
+        assert proc.returncode == 0, proc.stderr
+        got[share] = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    idle, spin = got[0.05], got[1.0]
+    assert spin["limited_by"] == idle["limited_by"] == "link", got
+    assert float(spin["predicted_s"]) == pytest.approx(float(idle["predicted_s"]), rel=1e-6)
+
+
 def _quota_series(folder: Path, quota: float, nodes=(2,)) -> list[Path]:
     """Nodes of one 2-core machine at CPU quota `quota`: each rank computes 1/quota slower."""
     paths = fixtures.node_series(folder, nodes=nodes, beta_Bps=1e9, s_per_flop=2e-9 / quota)

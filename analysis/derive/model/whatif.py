@@ -300,11 +300,17 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         up, down = np.hypot(up, w_hi / work - 1), np.hypot(down, 1 - w_lo / work)
         limited = cpu_text
         high = t_after * (1 + up)
+    low = t_after * max(0.0, 1 - down)
     if not duplex and "cpu" in after:
         # the machine's CPU carries the link as well as the ranks' work, and the files hold only
         # the ranks' CPU time: the two may not overlap at all
         high = max(high, (after["link"] + after["cpu"]) * scale * (1 + up))
-    return Prediction(med, lo, hi, t_after, t_after * max(0.0, 1 - down), high, limited, after, now)
+    if not duplex:
+        # the two directions add when one CPU carries both, and overlap as on two wires where it
+        # has a core for each: the truth lies between, so the low end is the overlapped one
+        both = model.phases(point, ranks, hockney, compute, True, work * factor / cap)
+        low = min(low, (both["total"] * scale + (after.get("disk", 0.0))) * max(0.0, 1 - down))
+    return Prediction(med, lo, hi, t_after, low, high, limited, after, now)
 
 
 def scaled(pred: Prediction, factor: float) -> Prediction:
