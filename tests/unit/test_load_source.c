@@ -56,8 +56,15 @@ static void test_closed_split_and_think(void)
     wb_load_source_answered(&a, 4, 2.0, 1);
     WBTEST_CHECK(!wb_load_source_due(&a, 2.0, &client, &when) && wb_load_source_next_s(&a) == 2.0 + WB_LOAD_RETRY_S,
                  "after a rejection it waits the retry pause");
-    WBTEST_CHECK(!wb_load_source_exhausted(&a, 9.9) && wb_load_source_exhausted(&a, 10.0),
-                 "a duration-bound source ends at the duration");
+    WBTEST_CHECK(!wb_load_source_exhausted(&a, 9.9) && !wb_load_source_exhausted(&a, 10.0),
+                 "an arrival due before the duration's end (the retry) keeps the source open past it");
+    WBTEST_CHECK(wb_load_source_due(&a, 10.0, &client, &when) && client == 4 && when == 2.0 + WB_LOAD_RETRY_S,
+                 "and is still sent, at its own time");
+    WBTEST_CHECK(wb_load_source_exhausted(&a, 10.0), "a duration-bound source ends at the duration");
+    wb_load_source_answered(&a, 2, 9.99, 0);
+    WBTEST_CHECK(!wb_load_source_exhausted(&a, 10.5) && wb_load_source_due(&a, 10.5, &client, &when) && client == 2,
+                 "an answer just before the end is sent again after it, and counted before the end");
+    WBTEST_CHECK(wb_load_source_exhausted(&a, 10.5), "then the source is done");
     wb_load_source_free(&a);
     wb_load_source_free(&b);
     WBTEST_CHECK(a.ids == NULL && a.next_s == NULL && a.left == NULL, "free clears the arrays");

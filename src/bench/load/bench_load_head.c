@@ -281,6 +281,8 @@ static int on_request(struct head *h, int src)
     if (m.step != h->s->index || m.nbytes != h->c->req_bytes || m.id < 0)
         return protocol_error(h, src, "a request of another step or size");
     int k = src - h->c->first_client_rank;
+    if (h->cdone[k])
+        return protocol_error(h, src, "a request after its end-of-step report");
     int64_t i = new_rec(h, (int)m.client, src, m.id, now_rel(h));
     if (i < 0)
         return h->rc;

@@ -261,7 +261,7 @@ int wb_load_client_step(struct wb_load_ctx *c, const struct wb_load_step *s)
         double now = wb_timer_now_s() - k.t0;
         int activity = 0, client, ndone = 0;
         double t_sched;
-        while (!k.stop && wb_load_source_due(&k.src, now, &client, &t_sched)) {
+        while (!k.stop && !k.cdone_sent && wb_load_source_due(&k.src, now, &client, &t_sched)) {
             if ((rc = client_send(&k, client, t_sched, now)))
                 client_fail(&k, rc, deadline);
             activity++;

@@ -113,6 +113,12 @@ int wb_load_source_exhausted(const struct wb_load_source *src, double now_s)
 {
     if (src->loop == WB_LOAD_OPEN)
         return src->open_left == 0 || src->next_arrival_s >= src->end_s;
+    /* A client answered before the end is due before it, even when the caller gets round to it after:
+     * the source is not done until that request is sent (it once went out after its client rank had
+     * reported the step's count to the head). */
+    for (int i = 0; i < src->nclients; i++)
+        if (src->left[i] != 0 && src->next_s[i] < src->end_s && src->next_s[i] <= now_s)
+            return 0;
     if (now_s >= src->end_s)
         return 1;
     for (int i = 0; i < src->nclients; i++)
