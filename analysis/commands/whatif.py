@@ -179,7 +179,8 @@ def disk_change(args) -> list[wm.Change]:
         raise UsageError(f"--disk {args.disk}: holds no successful sequential read test; rerun "
                          "wulfbench io with the read test")
     return [wm.Change("disk", f"a disk that reads at {tables.fmt_bps(rate.Bps)} ({rate.what})",
-                      rate_Bps=rate.Bps, source=rate.what)]
+                      rate_Bps=rate.Bps, rate_lo_Bps=rate.low_Bps, rate_hi_Bps=rate.high_Bps,
+                      source=rate.what)]
 
 
 def print_table(items: list[fw.Row]) -> None:

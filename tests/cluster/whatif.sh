@@ -8,7 +8,7 @@ usage() {
     cat <<'EOF'
 Usage: bash tests/cluster/whatif.sh
 
-Four predictions, each then measured (short sweeps: fft --sweep files --files 1,4,16, 5 reps):
+Five predictions, each then measured (short sweeps: fft --sweep files --files 1,4,16, 5 reps):
   link:      measured at --link pi3 on 2 and 4 nodes (bridge), --link 1gbit at 4 nodes: the
              nodes share this machine, whose CPU carries their links at a rate no run measured,
              so the row must say so and show no figure (checked), then 4 nodes run at --link pi4;
@@ -16,9 +16,15 @@ Four predictions, each then measured (short sweeps: fft --sweep files --files 1,
              whose interval runs from "the link and the ranks' CPU overlap" to "they add"; a miss
              beyond 15 % inside that interval is printed as a known miss, not a failure (the
              kernel's work carrying the links is in no file; docs/comparison.md);
-  compute:   measured at --cpu-share 0.25 on 2 nodes (no link shaping, --result peaks), predict
+  compute:   measured at --cpu-share 0.25 on 2 nodes (no link shaping, --result peaks, requests of
+             4, 16 and 64 files: work under the quota's 1 ms slot escapes it), predict
              with --compute a --baseline run made in a node at --cpu-share 0.5, then run 2 nodes
              at 0.5 (0.5 -> 1.0 would ask two nodes for a full core each of this 2-core machine);
+  disk:      measured with pi1's disk at --disk sd-a1 (2 nodes, no CPU quota: a quota's slots run a
+             decode after a slow read at full speed and after a fast one at the quota), 16 WAV files of 5 s
+             on it read cold every repetition (fft --input-cache drop); predict with --disk a
+             wulfbench io read test on usb-ssd, then run the same at usb-ssd; the figure is the
+             request with its read, t_read + t_total;
   nodes:     measured on 2 and 4 nodes (pi3, bridge, --cpu-share 0.2), predict 6 nodes (inside
              the range the held-out 4 nodes validated: fit on 2, checked at 4), then run 6.
 Prints the table (configuration, predicted [interval], measured, error) and checks each row.
@@ -105,15 +111,41 @@ measure() {
     window link
 
     window compute
+    # Requests of 4 to 64 files: the quota is handed out in slots of 1 ms of CPU (the kernel's
+    # smallest), and a rank with less work than that runs at full speed (1,4,16 files read 1.6 ms a
+    # file from 1 to 4 and 2.5 from 4 to 16 at --cpu-share 0.25).
+    local csweep=("${sweep[@]}")
+    csweep[4]=4,16,64
     up 2 --cpu-share 0.25
-    run 2 cpu-slow-n2.h5 "${sweep[@]}" --result peaks --label "slow n2"
+    run 2 cpu-slow-n2.h5 "${csweep[@]}" --result peaks --label "slow n2"
     run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
     "$cluster" down >/dev/null 2>&1
     up 2 --cpu-share 0.5
-    run 1 cpu-fast-baseline.h5 "${sweep[@]}" --result peaks --baseline --label "fast baseline"
-    run 2 cpu-fast-n2.h5 "${sweep[@]}" --result peaks --label "fast n2"
+    run 1 cpu-fast-baseline.h5 "${csweep[@]}" --result peaks --baseline --label "fast baseline"
+    run 2 cpu-fast-n2.h5 "${csweep[@]}" --result peaks --label "fast n2"
     "$cluster" down >/dev/null 2>&1
     window compute
+
+    window disk
+    # The request's 16 files on pi1's own disk, read cold every repetition (--input-cache drop).
+    wavs() {
+        "$cluster" exec pi1 -- sh -c 'mkdir -p /disk/wav && for i in $(seq 1 16); do
+            sox -n -r 44100 -b 16 -c 1 /disk/wav/w$i.wav synth 5 sine $((300 + 50 * i)) || exit 1; done; sync' \
+            >"$tmp/wav.log" 2>&1 || { indent <"$tmp/wav.log"; abort "sox in pi1"; }
+    }
+    local disk_sweep=(fft --input /disk/wav --input-cache drop --sweep files --files 1,4,16 --file-seconds 5
+                      --reps 5 --plan estimate -q)
+    up 2 --disk sd-a1
+    wavs
+    run 2 disk-sd-n2.h5 "${disk_sweep[@]}" --label "sd-a1 n2"
+    run 2 disk-sd-probe.h5 "${probe[@]}" --label "sd-a1 probe"
+    "$cluster" down >/dev/null 2>&1
+    up 2 --disk usb-ssd
+    wavs
+    run 2 disk-usb-io.h5 io --dir /disk --tests read --reps 3 -q --label "usb-ssd io"
+    run 2 disk-usb-n2.h5 "${disk_sweep[@]}" --label "usb-ssd n2"
+    "$cluster" down >/dev/null 2>&1
+    window disk
 
     window nodes
     up 6 --link pi3 --cpu-share 0.2
@@ -162,8 +194,9 @@ row = max(rows, key=lambda r: float(r["now_s"]))
 run = open_run(Path(sys.argv[2]))
 pts = [p for p in run.points if p.scenario == "files"]
 want = max(pts, key=lambda p: p.nfiles)
-measured = stats.nanmedian(want.times["t_total"])
 label, kind = sys.argv[3], sys.argv[4]
+# a disk change adds the read of the request's files to it: now and measured are t_read + t_total
+measured = stats.nanmedian(want.times["t_total"] + (want.times["t_read"] if label == "disk" else 0))
 if kind == "refused":
     print(f"{label:9s} {row['request']:22s} predicted        – (not shown)  measured {measured * 1e3:8.1f} ms"
           f"  {row['limited_by'][:90]}")
@@ -195,11 +228,12 @@ EOF
     esac
 }
 
-echo "other jobs' CPUs around each set: link ${busy_of[link]:-?}, compute ${busy_of[compute]:-?}, nodes ${busy_of[nodes]:-?}"
+echo "other jobs' CPUs around each set: link ${busy_of[link]:-?}, compute ${busy_of[compute]:-?}, disk ${busy_of[disk]:-?}, nodes ${busy_of[nodes]:-?}"
 predict refused link link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" --link 1gbit
 predict known link-from link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" \
     --link-from "$out/link-pi4-probe.h5"
 predict figure compute compute cpu-fast-n2.h5 "$out/cpu-slow-n2.h5" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
+predict figure disk disk disk-usb-n2.h5 "$out/disk-sd-n2.h5" "$out/disk-sd-probe.h5" --disk "$out/disk-usb-io.h5"
 predict figure nodes nodes nodes-n6.h5 "$out/nodes-n2.h5" "$out/nodes-n4.h5" "$out/nodes-probe.h5" --nodes 6
 ((skipped)) && echo "$skipped skipped (other jobs took more than $limit CPUs)"
 finish

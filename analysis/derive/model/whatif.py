@@ -148,6 +148,8 @@ class Change:
     kind: str
     text: str
     rate_Bps: float = float("nan")  # link: line rate; disk: read rate
+    rate_lo_Bps: float = float("nan")  # disk: the read's slowest and fastest repetition
+    rate_hi_Bps: float = float("nan")
     hockney: HockneyFit | None = None  # link: another run's alpha-beta
     nodes: int = 0
     compute: AffineFit | None = None
@@ -208,13 +210,14 @@ def read_s(point: FftPoint) -> float:
     return float(stats.nanmedian(point.times.get("t_read", np.array([np.nan]))))
 
 
-def decode_s(point: FftPoint) -> float:
+def decode_s(point: FftPoint) -> tuple[float, float, float]:
     """Of the point's t_read, what no disk shortens: the decode (t_read less t_read_io, the files'
-    bytes coming in), 0 in files that do not split it."""
+    bytes coming in), its median and 95 % CI; 0 in files that do not split it."""
     if point.t_read_io is None:
-        return 0.0
+        return 0.0, 0.0, 0.0
     rest = np.asarray(point.times.get("t_read"), dtype=float) - np.asarray(point.t_read_io, dtype=float)
-    return float(max(0.0, stats.nanmedian(rest)))
+    med, lo, hi, _n = stats.median_ci(np.clip(rest, 0.0, None))
+    return float(med), float(lo), float(hi)
 
 
 def disk_why_not(point: FftPoint) -> str:
@@ -271,7 +274,7 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
             hockney, duplex = ch.hockney, ch.duplex
         comp_change = ch if ch.kind == "compute" else comp_change
         after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
-        disk = ch.rate_Bps if ch.kind == "disk" else disk
+        disk = ch if ch.kind == "disk" else disk
     work, w_lo, w_hi = work_ci(cpu, point.id) if cpu is not None else (float("nan"),) * 3
     compute, factor, cap, cpu_text, cut = _after_cpu(model, cpu, nodes, after_nodes, comp_change)
     cap_now = cpu.capacity(nodes) if cpu is not None else float("nan")
@@ -285,7 +288,7 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         t_read = read_s(point)
         med, lo, hi = med + t_read, lo + t_read, hi + t_read
         now["disk"] = t_read
-        after["disk"] = decode_s(point) + file_bytes(point) / disk
+        after["disk"] = decode_s(point)[0] + file_bytes(point) / disk.rate_Bps
         t_after += after["disk"]
     e = check.err_max if np.isfinite(check.err_max) else MAX_HELD_OUT_ERROR
     up = np.hypot(hi / med - 1 if med > 0 else 0.0, e)
@@ -305,6 +308,15 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         # the machine's CPU carries the link as well as the ranks' work, and the files hold only
         # the ranks' CPU time: the two may not overlap at all
         high = max(high, (after["link"] + after["cpu"]) * scale * (1 + up))
+    if disk is not None:
+        # the read after carries its own spread: the decode's CI and the disk's slowest and fastest
+        # repetition, beside the model's on the rest
+        _d, d_lo, d_hi = decode_s(point)
+        fast = disk.rate_hi_Bps if np.isfinite(disk.rate_hi_Bps) else disk.rate_Bps
+        slow = disk.rate_lo_Bps if np.isfinite(disk.rate_lo_Bps) else disk.rate_Bps
+        rest = t_after - after["disk"]
+        low = min(low, rest * max(0.0, 1 - down) + d_lo + file_bytes(point) / fast)
+        high = max(high, rest * (1 + up) + d_hi + file_bytes(point) / slow)
     if not duplex:
         # the two directions add when one CPU carries both, and overlap as on two wires where it
         # has a core for each: the truth lies between, so the low end is the overlapped one
