@@ -457,9 +457,12 @@ def test_ranks_spinning_on_a_slow_link_are_no_cpu_work(tmp_path):
     assert float(spin["predicted_s"]) == pytest.approx(float(idle["predicted_s"]), rel=1e-6)
 
 
-def _quota_series(folder: Path, quota: float, nodes=(2,)) -> list[Path]:
-    """Nodes of one 2-core machine at CPU quota `quota`: each rank computes 1/quota slower."""
-    paths = fixtures.node_series(folder, nodes=nodes, beta_Bps=1e9, s_per_flop=2e-9 / quota)
+def _quota_series(folder: Path, quota: float, nodes=(2,), **more) -> list[Path]:
+    """Nodes of one 2-core machine at CPU quota `quota`: each rank computes 1/quota slower, and
+    their links, which no line rate holds, are carried by the same quota (4 GB/s a CPU), as the
+    emulated cluster's unshaped links are."""
+    paths = fixtures.node_series(folder, nodes=nodes, **{"beta_Bps": 4e9 * quota, **more},
+                                 s_per_flop=2e-9 / quota)
     on_one_machine(paths, quota=quota, share=quota)
     return paths
 
@@ -488,6 +491,24 @@ def test_a_cpu_share_on_the_same_machine(tmp_path):
     assert "nodes at 0.5 CPU each, as i5-baseline" in proc.stdout
     assert ("The 2 nodes share one machine (pi1, 2 cores): at 16 × 5 s files (28.1 MB) each rank "
             "ran 0.25 of a core, against the 0.25 it may use; what it may use limits it.") in proc.stdout
+
+
+def test_a_cpu_share_speeds_unshaped_links_and_not_a_line(tmp_path):
+    """On one machine a link no line rate holds goes as fast as the CPU that carries it: a quota
+    change scales its beta too (the emulator's 2 nodes at 0.25 CPU moved 401 MB/s). A link with a
+    recorded line rate keeps its beta: the same change then buys less."""
+    desk = _baseline_on_the_machine(tmp_path / "desk.h5", 0.5)
+    slow_net = dict(beta_Bps=20e6, s_per_flop=2e-9 / 0.25)
+    got = {}
+    for name, extra in (("unshaped", {}), ("line", {"link_rate_Bps": 25e6})):
+        runs = fixtures.node_series(tmp_path / name, nodes=(2,), **slow_net, **extra)
+        on_one_machine(runs, quota=0.25, share=0.25)
+        proc = whatif(*runs, "--compute", desk, "--csv", tmp_path / f"{name}.csv")
+        assert proc.returncode == 0, proc.stderr
+        got[name] = next(r for r in read_csv(tmp_path / f"{name}.csv") if r["request"].startswith("16 ×"))
+    assert float(got["unshaped"]["ratio"]) > 1.6, got["unshaped"]
+    assert float(got["line"]["ratio"]) < 0.8 * float(got["unshaped"]["ratio"]), got
+    assert got["line"]["limited_by"] == "link", got["line"]
 
 
 def test_a_cpu_share_beyond_the_machine_buys_nothing(tmp_path):

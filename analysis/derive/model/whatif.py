@@ -263,6 +263,22 @@ def _after_cpu(model: Model, cpu: Cpu | None, nodes: int, after_nodes: int,
     return fit, 1.0, cpu.capacity(after_nodes, quota), cpu.limit(after_nodes, quota), after < 1.0
 
 
+def _quota_link(model: Model, cpu: Cpu | None, point: FftPoint, comp: Change | None) -> HockneyFit | None:
+    """Nodes of one machine whose links no line rate holds (no link_rate_Bps): the kernel's copies
+    that carry them are charged to the sending ranks, so the nodes' CPU quota sets the links' rate
+    too, and a quota change scales it (2 nodes at 0.25 CPU: 401 MB/s). None where that is not so."""
+    h = model.fit.hockney
+    rate = point.attrs.get("link_rate_Bps")
+    if (h is None or cpu is None or comp is None or not comp.same_machine or not cpu.shared
+            or (rate is not None and np.isfinite(float(rate)) and float(rate) > 0)):
+        return None
+    if not (np.isfinite(comp.quota) and np.isfinite(cpu.quota) and cpu.quota > 0):
+        return None
+    r = comp.quota / cpu.quota
+    return HockneyFit(h.alpha_s / r, h.beta_Bps * r, h.n, h.rel_err_max, h.rel_err_median,
+                      f"{h.source}, scaled by the CPU quota ({cpu.quota:.3g} to {comp.quota:.3g})")
+
+
 def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rpn: int,
                    changes: list[Change], cpu: Cpu | None = None) -> Prediction:
     """`point`'s request measured on `nodes` nodes, after every change in `changes`. With `cpu`,
@@ -275,6 +291,7 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         comp_change = ch if ch.kind == "compute" else comp_change
         after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
         disk = ch if ch.kind == "disk" else disk
+    hockney = _quota_link(model, cpu, point, comp_change) if hockney is None else hockney
     work, w_lo, w_hi = work_ci(cpu, point.id) if cpu is not None else (float("nan"),) * 3
     compute, factor, cap, cpu_text, cut = _after_cpu(model, cpu, nodes, after_nodes, comp_change)
     cap_now = cpu.capacity(nodes) if cpu is not None else float("nan")
