@@ -305,7 +305,8 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         t_read = read_s(point)
         med, lo, hi = med + t_read, lo + t_read, hi + t_read
         now["disk"] = t_read
-        after["disk"] = decode_s(point)[0] + file_bytes(point) / disk.rate_Bps
+        (dec, d_lo, d_hi), nbytes = decode_s(point), file_bytes(point)
+        after["disk"] = dec + nbytes / disk.rate_Bps
         t_after += after["disk"]
     e = check.err_max if np.isfinite(check.err_max) else MAX_HELD_OUT_ERROR
     up = np.hypot(hi / med - 1 if med > 0 else 0.0, e)
@@ -328,12 +329,11 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     if disk is not None:
         # the read after carries its own spread: the decode's CI and the disk's slowest and fastest
         # repetition, beside the model's on the rest
-        _d, d_lo, d_hi = decode_s(point)
         fast = disk.rate_hi_Bps if np.isfinite(disk.rate_hi_Bps) else disk.rate_Bps
         slow = disk.rate_lo_Bps if np.isfinite(disk.rate_lo_Bps) else disk.rate_Bps
         rest = t_after - after["disk"]
-        low = min(low, rest * max(0.0, 1 - down) + d_lo + file_bytes(point) / fast)
-        high = max(high, rest * (1 + up) + d_hi + file_bytes(point) / slow)
+        low = min(low, rest * max(0.0, 1 - down) + d_lo + nbytes / fast)
+        high = max(high, rest * (1 + up) + d_hi + nbytes / slow)
     if not duplex:
         # the two directions add when one CPU carries both, and overlap as on two wires where it
         # has a core for each: the truth lies between, so the low end is the overlapped one

@@ -201,12 +201,13 @@ void wb_fftb_region(const struct wb_fftb_layout *l, int64_t total_samples, int n
 
 /* Root: list the inputs and decode each once, keeping the good ones (or failing on the first bad one). */
 int wb_fftb_load_inputs(struct wb_fftb_ctx *c);
-/* Root: read and decode the files of one request into rq->buf. The first read (probe) only
- * learns the lengths and the table of inputs; later reads must find the same lengths. Synthetic
- * audio has nothing to read: wb_fftb_make_synthetic puts it in rq->buf once per point. */
 /* Root, --input-cache drop: the request's input files dropped from the page cache; the largest share of
  * a file's pages that stayed. Local. */
 double wb_fftb_drop_inputs(struct wb_fftb_ctx *c, const struct wb_fftb_point *p);
+/* Root: read and decode the files of one request into rq->buf (rq->io_s: the time the files' bytes
+ * took to come in). The first read (probe) only learns the lengths and the table of inputs; later
+ * reads must find the same lengths. Synthetic audio has nothing to read (io_s 0):
+ * wb_fftb_make_synthetic puts it in rq->buf once per point. */
 int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
                          int probe);
 /* Root: generate a point's synthetic files straight into rq->buf, in the wire format, one file at a

@@ -150,7 +150,7 @@ static int write_times(struct point_out *w, double *col)
     snprintf(d, sizeof d, "%s/t_read", w->g);
     wb_results_write_f64(res, d, 1, dims, col, "s");
     for (int r = 0; r < reps; r++)
-        col[r] = w->c->nfiles_in ? w->m->tm[r].t_read_io_s : 0.0;
+        col[r] = w->m->tm[r].t_read_io_s;
     snprintf(d, sizeof d, "%s/t_read_io", w->g);
     wb_results_write_f64(res, d, 1, dims, col, "s");
     for (int r = 0; r < reps; r++)

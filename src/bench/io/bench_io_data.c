@@ -1,20 +1,14 @@
 /* io's data: incompressible pages cut from a random pool made from --seed, each stamped with its file
- * and offset so no two pages of a run are alike; the check a read makes; and the cache drop before a
- * cold read. */
+ * and offset so no two pages of a run are alike, and the check a read makes. (The cache drop before a
+ * cold read is core/pagecache.) */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bench/io/bench_io_int.h"
 #include "bench/options.h"
 #include "core/error.h"
-#include "core/pagecache.h"
 #include "core/rng.h"
-#include "core/sysfs.h"
 
 void *wb_io_alloc(size_t n)
 {
@@ -71,9 +65,4 @@ int64_t wb_io_check(const struct wb_io_run *r, const unsigned char *buf, int64_t
         }
     }
     return -1;
-}
-
-const char *wb_io_drop_cache(const struct wb_io_run *r, const char *path, double *resident)
-{
-    return wb_pagecache_drop(path, r->root_user, resident);
 }

@@ -110,9 +110,6 @@ int wb_io_pool_make(struct wb_io_run *r);
 void wb_io_fill(const struct wb_io_run *r, unsigned char *buf, int64_t len, uint64_t key, int64_t offset);
 /* The first byte offset where buf differs from what wb_io_fill gives, or -1. Local. */
 int64_t wb_io_check(const struct wb_io_run *r, const unsigned char *buf, int64_t len, uint64_t key, int64_t offset);
-/* Drop path's pages (fdatasync, fadvise DONTNEED, and drop_caches when root): the method that held
- * ("drop_caches" or "fadvise"), and in *resident the share of its pages still cached (mincore). */
-const char *wb_io_drop_cache(const struct wb_io_run *r, const char *path, double *resident);
 /* A buffer of n bytes aligned for O_DIRECT. */
 void *wb_io_alloc(size_t n);
 

@@ -13,6 +13,7 @@
 #include "bench/io/bench_io_int.h"
 #include "bench/options.h"
 #include "core/error.h"
+#include "core/pagecache.h"
 #include "core/report.h"
 #include "core/rng.h"
 #include "core/stats.h"
@@ -209,7 +210,7 @@ static int one_rep(struct rep_ctx *c, int rep)
     }
     if (!write) {
         double resident = 1, all = 0;
-        const char *m = wb_io_drop_cache(c->r, c->rpath, &resident);
+        const char *m = wb_pagecache_drop(c->rpath, c->r->root_user, &resident);
         int rc = wb_comm_max_f64(resident, &all);
         if (rc)
             return rc;
