@@ -191,6 +191,11 @@ def wb():
     return run_wb
 
 
+def fs_type(path: Path) -> str:
+    """The filesystem type of path's folder as `stat -f` names it (tmpfs, ext2/ext3 for ext4, ...)."""
+    return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True, text=True).stdout.strip()
+
+
 def error_lines(stderr: str) -> list[str]:
     """The lines wulfbench itself printed on stderr (not the MPI launcher's own chatter)."""
     return [l for l in stderr.splitlines() if l.startswith("wulfbench")]

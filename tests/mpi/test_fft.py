@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, MachineLoad, error_lines, launcher, mpi_env, run_faults, run_faults_each, run_wb
+from conftest import BIN, MachineLoad, error_lines, fs_type, launcher, mpi_env, run_faults, run_faults_each, run_wb
 
 SMALL = ("--sweep", "files", "--files", "1,3", "--file-seconds", "1", "--reps", "2", "--warmup", "1")
 
@@ -178,7 +178,7 @@ def test_input_cache_drop_reads_the_inputs_from_the_disk(tmp_path):
     is recorded; keep leaves them, so a repeated read comes from memory."""
     d = tmp_path / "wavs"
     d.mkdir()
-    fs = subprocess.run(["stat", "-f", "-c", "%T", str(d)], capture_output=True, text=True).stdout.strip()
+    fs = fs_type(d)
     if fs in ("tmpfs", "ramfs"):
         pytest.skip(f"{d} is in memory ({fs}): its pages cannot be dropped")
     for k in range(3):

@@ -16,8 +16,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import (BIN, FAULTS_BIN, error_lines, io_need_bytes, loop_ext4, mpi_env, one_node_not_two_bytes,
-                      run_faults, run_nodes, run_wb)
+from conftest import (BIN, FAULTS_BIN, error_lines, fs_type, io_need_bytes, loop_ext4, mpi_env,
+                      one_node_not_two_bytes, run_faults, run_nodes, run_wb)
 
 QUICK = ("--time", "0.3", "--size", "2M", "--reps", "2", "--warmup", "0")
 ATTRS = {"test", "dir", "dir_index", "shared", "api", "access", "file_bytes", "xfer_bytes", "reps", "warmup",
@@ -29,10 +29,6 @@ DSETS = {"t_start": "s", "t_end": "s", "bytes": "bytes", "ops": "count", "mbps":
 DEVICE_FIELDS = {"node", "dir", "fs_type", "mount_options", "device", "model", "kind", "rotational", "sd_name",
                  "sd_type", "sd_date", "nfs_server", "export_sync", "free_bytes", "mem_bytes", "shared"}
 IS_ROOT = os.geteuid() == 0
-
-
-def fs_type(path: Path) -> str:
-    return subprocess.run(["stat", "-f", "-c", "%T", str(path)], capture_output=True, text=True).stdout.strip()
 
 
 @pytest.fixture
