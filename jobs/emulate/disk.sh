@@ -87,6 +87,30 @@ disk_unthrottle_root() {
     done <"$state/root-throttles"
 }
 
+# disk_writeback_as BYTES: this machine's writeback thresholds set as the kernel's defaults give them
+# to a node of BYTES of memory: background writeback from 10 % of it dirty, writers held at 20 %
+# (vm.dirty_background_ratio, vm.dirty_ratio). The values before are kept in $state/writeback for
+# disk_writeback_restore. Used by tests/bench/io_bench.sh (MEM), not by 'up': under cgroup v1 the
+# flusher's writeback and a writer's own sync are held in two groups, each at the class, so with
+# writeback running during a write the device passed up to twice its rate (docs/cluster.md).
+disk_writeback_as() {
+    local vm=/proc/sys/vm
+    [[ -f $state/writeback ]] || cat $vm/dirty_background_bytes $vm/dirty_background_ratio $vm/dirty_bytes \
+        $vm/dirty_ratio | paste -sd' ' >"$state/writeback" || return 1
+    echo $(($1 / 10)) >$vm/dirty_background_bytes && echo $(($1 / 5)) >$vm/dirty_bytes
+}
+
+# disk_writeback_restore: the thresholds disk_writeback_as found. Writing either form of a threshold
+# (bytes or ratio) turns the other off, so the one that was set is written back.
+disk_writeback_restore() {
+    local vm=/proc/sys/vm bb br db dr
+    [[ -f $state/writeback ]] || return 0
+    read -r bb br db dr <"$state/writeback"
+    if [[ $bb != 0 ]]; then echo "$bb" >$vm/dirty_background_bytes; else echo "$br" >$vm/dirty_background_ratio; fi
+    if [[ $db != 0 ]]; then echo "$db" >$vm/dirty_bytes; else echo "$dr" >$vm/dirty_ratio; fi
+    rm -f "$state/writeback"
+}
+
 # node_mkdir PID DIR: DIR made in the node of holder PID if missing. Without
 # an own root the node sees this machine's /, so a folder made there is
 # listed in $state/made-dirs for 'down' to remove.
@@ -121,6 +145,7 @@ start_disk() {
 disk_teardown() {
     local devs dev i d
     disk_unthrottle_root
+    disk_writeback_restore
     for i in $(seq 1 50); do
         devs=$(losetup -n -l -O NAME,BACK-FILE 2>/dev/null | awk -v s="$state/disk-pi" 'index($2, s) == 1 {print $1}')
         [[ -z $devs ]] && break
