@@ -35,7 +35,9 @@ nor failed, since the runs then measured those jobs too.
 Needs root; takes /tmp/wb-emulator.lock itself around its use of the emulated cluster (unless a
 process it descends from holds it), waiting while another user has it. Prints uptime first and
 last, and "N passed, N failed" last; exits 1 if anything failed.
-Environment: WB_BIN (default build/wulfbench), PYTHON (default /usr/bin/python3),
+Environment: WB_WHATIF_SETS (default "link compute disk nodes": the sets to run and check; make
+test-cluster runs "link nodes", the two whose rows hold run after run, docs/testing.md),
+WB_BIN (default build/wulfbench), PYTHON (default /usr/bin/python3),
 WB_WHATIF_KEEP=DIR keeps the result files there, WB_WHATIF_FROM=DIR uses files kept that way
 instead of running the emulator (the checks only; the load figures are then unknown).
 EOF
@@ -48,6 +50,14 @@ source "$repo/tests/harness.sh"
 harness_args "$@"
 indent() { sed 's/^/    | /' | tail -n 20; }
 abort() { echo "FAIL: $*"; failed=$((failed + 1)); finish; exit 1; }
+
+sets=${WB_WHATIF_SETS:-link compute disk nodes}
+for one in $sets; do
+    [[ $one =~ ^(link|compute|disk|nodes)$ ]] ||
+        { echo "whatif.sh: WB_WHATIF_SETS: unknown set '$one'; choose from link, compute, disk, nodes" >&2; exit 2; }
+done
+# wants SET: whether SET is among those to run and check.
+wants() { [[ " $sets " == *" $1 "* ]]; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin=${WB_BIN:-$repo/build/wulfbench}
@@ -99,62 +109,70 @@ measure() {
         "$cluster" run --np "$np" -- "$@" -o "$out/$file" >"$tmp/run.log" 2>&1 ||
             { indent <"$tmp/run.log"; fail "$file: wulfbench $*"; }
     }
-    window link
-    up 4 --link pi3
-    for n in 2 4; do run "$n" "link-pi3-n$n.h5" "${sweep[@]}" --link-rate 12.5MB --label "pi3 n$n"; done
-    run 2 link-pi3-probe.h5 "${probe[@]}" --label "pi3 probe"
-    "$cluster" down >/dev/null 2>&1
-    up 4 --link pi4
-    run 2 link-pi4-probe.h5 "${probe[@]}" --label "pi4 probe"
-    run 4 link-pi4-n4.h5 "${sweep[@]}" --link-rate 125MB --label "pi4 n4"
-    "$cluster" down >/dev/null 2>&1
-    window link
+    if wants link; then
+        window link
+        up 4 --link pi3
+        for n in 2 4; do run "$n" "link-pi3-n$n.h5" "${sweep[@]}" --link-rate 12.5MB --label "pi3 n$n"; done
+        run 2 link-pi3-probe.h5 "${probe[@]}" --label "pi3 probe"
+        "$cluster" down >/dev/null 2>&1
+        up 4 --link pi4
+        run 2 link-pi4-probe.h5 "${probe[@]}" --label "pi4 probe"
+        run 4 link-pi4-n4.h5 "${sweep[@]}" --link-rate 125MB --label "pi4 n4"
+        "$cluster" down >/dev/null 2>&1
+        window link
+    fi
 
-    window compute
-    # Requests of 4 to 64 files: the quota is handed out in slots of 1 ms of CPU (the kernel's
-    # smallest), and a rank with less work than that runs at full speed (1,4,16 files read 1.6 ms a
-    # file from 1 to 4 and 2.5 from 4 to 16 at --cpu-share 0.25).
-    local csweep=("${sweep[@]}")
-    csweep[4]=4,16,64
-    up 2 --cpu-share 0.25
-    run 2 cpu-slow-n2.h5 "${csweep[@]}" --result peaks --label "slow n2"
-    run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
-    "$cluster" down >/dev/null 2>&1
-    up 2 --cpu-share 0.5
-    run 1 cpu-fast-baseline.h5 "${csweep[@]}" --result peaks --baseline --label "fast baseline"
-    run 2 cpu-fast-n2.h5 "${csweep[@]}" --result peaks --label "fast n2"
-    "$cluster" down >/dev/null 2>&1
-    window compute
+    if wants compute; then
+        window compute
+        # Requests of 4 to 64 files: the quota is handed out in slots of 1 ms of CPU (the kernel's
+        # smallest), and a rank with less work than that runs at full speed (1,4,16 files read 1.6 ms a
+        # file from 1 to 4 and 2.5 from 4 to 16 at --cpu-share 0.25).
+        local csweep=("${sweep[@]}")
+        csweep[4]=4,16,64
+        up 2 --cpu-share 0.25
+        run 2 cpu-slow-n2.h5 "${csweep[@]}" --result peaks --label "slow n2"
+        run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
+        "$cluster" down >/dev/null 2>&1
+        up 2 --cpu-share 0.5
+        run 1 cpu-fast-baseline.h5 "${csweep[@]}" --result peaks --baseline --label "fast baseline"
+        run 2 cpu-fast-n2.h5 "${csweep[@]}" --result peaks --label "fast n2"
+        "$cluster" down >/dev/null 2>&1
+        window compute
+    fi
 
-    window disk
-    # The request's 16 files on pi1's own disk, read cold every repetition (--input-cache drop).
-    wavs() {
-        "$cluster" exec pi1 -- sh -c 'mkdir -p /disk/wav && for i in $(seq 1 16); do
-            sox -n -r 44100 -b 16 -c 1 /disk/wav/w$i.wav synth 5 sine $((300 + 50 * i)) || exit 1; done; sync' \
-            >"$tmp/wav.log" 2>&1 || { indent <"$tmp/wav.log"; abort "sox in pi1"; }
-    }
-    local disk_sweep=(fft --input /disk/wav --input-cache drop --sweep files --files 1,4,16 --file-seconds 5
-                      --reps 5 --plan estimate -q)
-    up 2 --disk sd-a1
-    wavs
-    run 2 disk-sd-n2.h5 "${disk_sweep[@]}" --label "sd-a1 n2"
-    run 2 disk-sd-probe.h5 "${probe[@]}" --label "sd-a1 probe"
-    "$cluster" down >/dev/null 2>&1
-    up 2 --disk usb-ssd
-    wavs
-    # The io read at the request's size: after an idle spell the block throttle passes a slice of its
-    # rate at once (7 MB at usb-ssd read at 700 MB/s, 94 MB at 420), so a read's size decides its rate.
-    run 2 disk-usb-io.h5 io --dir /disk --tests read --size 8M --reps 5 -q --label "usb-ssd io"
-    run 2 disk-usb-n2.h5 "${disk_sweep[@]}" --label "usb-ssd n2"
-    "$cluster" down >/dev/null 2>&1
-    window disk
+    if wants disk; then
+        window disk
+        # The request's 16 files on pi1's own disk, read cold every repetition (--input-cache drop).
+        wavs() {
+            "$cluster" exec pi1 -- sh -c 'mkdir -p /disk/wav && for i in $(seq 1 16); do
+                sox -n -r 44100 -b 16 -c 1 /disk/wav/w$i.wav synth 5 sine $((300 + 50 * i)) || exit 1; done; sync' \
+                >"$tmp/wav.log" 2>&1 || { indent <"$tmp/wav.log"; abort "sox in pi1"; }
+        }
+        local disk_sweep=(fft --input /disk/wav --input-cache drop --sweep files --files 1,4,16 --file-seconds 5
+                          --reps 5 --plan estimate -q)
+        up 2 --disk sd-a1
+        wavs
+        run 2 disk-sd-n2.h5 "${disk_sweep[@]}" --label "sd-a1 n2"
+        run 2 disk-sd-probe.h5 "${probe[@]}" --label "sd-a1 probe"
+        "$cluster" down >/dev/null 2>&1
+        up 2 --disk usb-ssd
+        wavs
+        # The io read at the request's size: after an idle spell the block throttle passes a slice of its
+        # rate at once (7 MB at usb-ssd read at 700 MB/s, 94 MB at 420), so a read's size decides its rate.
+        run 2 disk-usb-io.h5 io --dir /disk --tests read --size 8M --reps 5 -q --label "usb-ssd io"
+        run 2 disk-usb-n2.h5 "${disk_sweep[@]}" --label "usb-ssd n2"
+        "$cluster" down >/dev/null 2>&1
+        window disk
+    fi
 
-    window nodes
-    up 6 --link pi3 --cpu-share 0.2
-    for n in 2 4 6; do run "$n" "nodes-n$n.h5" "${sweep[@]}" --link-rate 12.5MB --label "nodes n$n"; done
-    run 2 nodes-probe.h5 "${probe[@]}" --label "nodes probe"
-    "$cluster" down >/dev/null 2>&1
-    window nodes
+    if wants nodes; then
+        window nodes
+        up 6 --link pi3 --cpu-share 0.2
+        for n in 2 4 6; do run "$n" "nodes-n$n.h5" "${sweep[@]}" --link-rate 12.5MB --label "nodes n$n"; done
+        run 2 nodes-probe.h5 "${probe[@]}" --label "nodes probe"
+        "$cluster" down >/dev/null 2>&1
+        window nodes
+    fi
     if [[ -n ${WB_WHATIF_KEEP:-} ]]; then
         mkdir -p "$WB_WHATIF_KEEP" && cp "$out"/*.h5 "$WB_WHATIF_KEEP"/
     fi
@@ -231,11 +249,11 @@ EOF
 }
 
 echo "other jobs' CPUs around each set: link ${busy_of[link]:-?}, compute ${busy_of[compute]:-?}, disk ${busy_of[disk]:-?}, nodes ${busy_of[nodes]:-?}"
-predict refused link link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" --link 1gbit
-predict known link-from link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" \
+wants link && predict refused link link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" --link 1gbit
+wants link && predict known link-from link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" \
     --link-from "$out/link-pi4-probe.h5"
-predict figure compute compute cpu-fast-n2.h5 "$out/cpu-slow-n2.h5" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
-predict figure disk disk disk-usb-n2.h5 "$out/disk-sd-n2.h5" "$out/disk-sd-probe.h5" --disk "$out/disk-usb-io.h5"
-predict figure nodes nodes nodes-n6.h5 "$out/nodes-n2.h5" "$out/nodes-n4.h5" "$out/nodes-probe.h5" --nodes 6
+wants compute && predict figure compute compute cpu-fast-n2.h5 "$out/cpu-slow-n2.h5" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
+wants disk && predict figure disk disk disk-usb-n2.h5 "$out/disk-sd-n2.h5" "$out/disk-sd-probe.h5" --disk "$out/disk-usb-io.h5"
+wants nodes && predict figure nodes nodes nodes-n6.h5 "$out/nodes-n2.h5" "$out/nodes-n4.h5" "$out/nodes-probe.h5" --nodes 6
 ((skipped)) && echo "$skipped skipped (other jobs took more than $limit CPUs)"
 finish
