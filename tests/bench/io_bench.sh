@@ -83,10 +83,10 @@ for tool in fio "$MPIEXEC" mpicc losetup mkfs.ext4 autoreconf; do
 done
 [[ $SIZE =~ ^(auto|[1-9][0-9]*[mg])$ && $RAND_SIZE =~ ^[1-9][0-9]*[mg]$ ]] ||
     { say "SIZE (auto or like 64m) and RAND_SIZE (like 32m) cannot be '$SIZE' and '$RAND_SIZE'"; exit 2; }
-mem_bytes=0
-[[ $MEM == host ]] || mem_bytes=$(numfmt --from=iec "${MEM^^}" 2>/dev/null) || mem_bytes=-1
-[[ $MEM == host ]] || ((mem_bytes >= 64 * 1048576)) ||
-    { say "MEM must be 'host' or a size of at least 64m such as 4g, not '$MEM'"; exit 2; }
+if [[ $MEM != host ]]; then
+    mem_bytes=$(numfmt --from=iec "${MEM^^}" 2>/dev/null) || mem_bytes=0
+    ((mem_bytes >= 64 * 1048576)) || { say "MEM must be 'host' or a size of at least 64m such as 4g, not '$MEM'"; exit 2; }
+fi
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $NP =~ ^[1-9][0-9]*$ && $RAND_S =~ ^[1-9][0-9]*$ && $SEQ_S =~ ^[1-9][0-9]*$ ]] ||
     { say "ROUNDS, NP, RAND_S and SEQ_S must be positive numbers"; exit 2; }
 [[ $SHARE =~ ^(auto|0|1)$ && $SHARE_MIB =~ ^(auto|[1-9][0-9]*)$ ]] ||
@@ -168,7 +168,7 @@ make_disk() {
 }
 if [[ $MEM != host ]]; then
     disk_writeback_as "$mem_bytes" || { say "cannot set vm.dirty_background_bytes and vm.dirty_bytes"; exit 1; }
-    say "writeback as a node of $MEM: background from $((mem_bytes / 10)) dirty bytes, writers held at $((mem_bytes / 5))"
+    say "writeback as a node of $MEM: background from $(cat /proc/sys/vm/dirty_background_bytes) dirty bytes, writers held at $(cat /proc/sys/vm/dirty_bytes)"
 fi
 mm=$(make_disk pi1 "$mnt")
 # Its twin, never throttled (v1 puts the class on the root group too, so the bench's own device
