@@ -177,16 +177,18 @@ def _share_checks(run: Run) -> list[Check]:
 
 def storage_checks(run: Run, io_run: Run | None) -> list[Check]:
     """Each fft point that read WAV files: rank 0's read of its inputs (input bytes over t_read_io, the
-    files' bytes coming in, per repetition; over t_read in files without it) against the cold
+    files' bytes coming in, per repetition; over t_read in files without it or that read ahead) against the cold
     sequential read rate wulfbench io measured (io_run's /io: the run's own or one given with it).
     Above only when even its slowest repetition passes the io read's fastest: then the inputs came
     from the page cache, not the disk."""
     rate = storage.read_rate(io_run) if io_run is not None else None
     out = []
     for pt in run.points:
-        # the files' bytes coming in, where the point split them from the decode; else all of t_read
-        t = pt.t_read_io if pt.t_read_io is not None else pt.times.get("t_read")
-        what = f"read MB/s (inputs over {'t_read_io' if pt.t_read_io is not None else 't_read'})"
+        # the files' bytes coming in, where the point split them from the decode; else all of t_read.
+        # Read ahead, t_read_io is only the wait the decode did not hide, so the bytes came in over t_read.
+        split = pt.t_read_io is not None and not pt.read_ahead
+        t = pt.t_read_io if split else pt.times.get("t_read")
+        what = f"read MB/s (inputs over {'t_read_io' if split else 't_read'})"
         if str(pt.attrs.get("input", "")) != "wav" or t is None or not np.any(np.isfinite(t) & (t > 0)):
             continue
         with np.errstate(all="ignore"):

@@ -98,6 +98,13 @@ class FftPoint:
         return float(value)
 
     @property
+    def read_ahead(self) -> bool:
+        """Whether rank 0 read each input file's bytes while it decoded the one before (then t_read
+        is about the larger of the two, and t_read_io the wait the decode did not hide); False in
+        files before it."""
+        return int(number_or(self.attrs.get("input_read_ahead"), 0)) == 1
+
+    @property
     def nranks(self) -> int:
         return int(self.times["t_compute"].shape[1])
 

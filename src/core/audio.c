@@ -8,6 +8,7 @@
 #include "core/rng.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TAG_PCM 0x0001u
 #define TAG_FLOAT 0x0003u
@@ -455,6 +457,40 @@ static double mono_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int wb_audio_load_quiet(const char *path, unsigned char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    /* Only regular files: opening a FIFO would take its one writer's bytes from the reader that
+     * reports them (and open without O_NONBLOCK would wait for a writer). */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    size_t size = 0, got = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX)
+        size = (size_t)st.st_size;
+    unsigned char *b = size ? malloc(size) : NULL;
+    while (b && got < size) {
+        ssize_t n = read(fd, b + got, size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!b || got != size) {
+        free(b);
+        return -1;
+    }
+    *buf = b;
+    *len = size;
+    return 0;
 }
 
 int wb_audio_read_wav(const char *path, struct wb_audio *out)

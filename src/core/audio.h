@@ -32,6 +32,11 @@ int wb_audio_read_wav(const char *path, struct wb_audio *out);
  * being the decode: what a faster disk can and cannot shorten. */
 int wb_audio_read_wav_timed(const char *path, struct wb_audio *out, double *io_s);
 
+/* The whole of a regular, non-empty file in *buf (malloc'd; the caller frees it) and its length, leaving the
+ * error state alone, so that a thread may read one file while the caller decodes another: 0, or -1 for any
+ * failure (read it again with wb_audio_read_wav_timed for the message). */
+int wb_audio_load_quiet(const char *path, unsigned char **buf, size_t *len);
+
 /* Decode len bytes from memory (same rules); name is used in messages and, as a basename, in out->name. */
 int wb_audio_decode_wav(const unsigned char *buf, size_t len, const char *name, struct wb_audio *out);
 

@@ -449,6 +449,24 @@ def test_inputs_read_within_the_disk_s_spread_are_not_above(tmp_path):
     assert row["verdict"] == "within (50 % of it)"
 
 
+def test_a_read_ahead_is_held_to_the_disk_over_its_whole_read(tmp_path):
+    """Where fft read each file's bytes while it decoded the one before, t_read_io is only the wait
+    the decode did not hide: the inputs' bytes came in over t_read, and that is the rate checked."""
+    path = _sd_cluster(tmp_path / "in" / "pi.h5")
+    _t_read(path, (19.0, 20.0, 21.0))
+    with h5py.File(path, "a") as f:
+        g = max(f["fft"].values(), key=lambda g: g.attrs["input_bytes"])
+        g.attrs["input_read_ahead"] = 1
+        fixtures._dataset(g, "t_read_io", 0.01 * g["t_read"][()], "s")
+    (row,) = _read_ceiling(path, out=tmp_path / "o1")[0]
+    assert row["figure"] == "read MB/s (inputs over t_read)" and row["value"] == pytest.approx(20.0)
+    assert row["verdict"] == "within (50 % of it)"
+    with h5py.File(path, "a") as f:
+        max(f["fft"].values(), key=lambda g: g.attrs["input_bytes"]).attrs["input_read_ahead"] = 0
+    (row,) = _read_ceiling(path, out=tmp_path / "o2")[0]
+    assert row["figure"] == "read MB/s (inputs over t_read_io)" and row["value"] == pytest.approx(2000.0)
+
+
 def test_the_read_ceiling_comes_from_an_io_result_given_beside(tmp_path):
     fft = fixtures.write_run(tmp_path / "in" / "fft.h5", iof.io_cluster(fft=True, label="pi-fft"))
     _default_request(fft)

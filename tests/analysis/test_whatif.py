@@ -220,6 +220,37 @@ def test_disk_keeps_the_decode_a_faster_disk_cannot_shorten(tmp_path, pi3):
     assert float(got[1]["now_s"]) == pytest.approx(float(got[0]["now_s"]))
 
 
+def test_a_read_ahead_request_takes_the_larger_of_bytes_and_decode(tmp_path, pi3):
+    """fft that read each file's bytes while the one before decoded (input_read_ahead): after a disk
+    change the read is the first file's bytes, then per file the larger of bytes and decode, then
+    the last decode, not their sum. A slow disk then hides the decode, and a fast one the bytes."""
+    (tmp_path / "a").mkdir()
+    runs = _with_attrs(pi3, tmp_path / "a", {**COLD, "input_read_ahead": 1})
+    for path in runs:
+        with h5py.File(path, "r+") as f:
+            for g in f["fft"].values():
+                if isinstance(g, h5py.Group):
+                    t_read = g["t_read"][()].reshape(-1)
+                    g.create_dataset("t_read_io", data=0.25 * t_read).attrs["units"] = "s"
+    pt = next(p for p in open_run(runs[-1]).points if p.nfiles == 16)
+    n, files = 16, sum(float(r["bytes"]) for r in pt.inputs)
+    decode = float(np.median(0.75 * pt.times["t_read"]))
+    got = {}
+    for mbps in (0.02, 2.0, 20000.0):
+        out = tmp_path / f"w{mbps}.csv"
+        proc = whatif(*runs, "--disk", _io_file(tmp_path / f"d{mbps}.h5", mbps), "--csv", out)
+        assert proc.returncode == 0, proc.stderr
+        got[mbps] = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    rest = float(got[20000.0]["predicted_s"]) - (decode + files / 20000e6) / n - decode * (n - 1) / n
+    for mbps, row in got.items():
+        io = files / (mbps * 1e6)
+        want = rest + (io + decode) / n + max(io, decode) * (n - 1) / n
+        assert float(row["predicted_s"]) == pytest.approx(want, rel=1e-3), (mbps, row)
+        assert float(row["ci_low_s"]) <= float(row["predicted_s"]) <= float(row["ci_high_s"])
+    # at 0.02 MB/s the bytes hide the decode: all but 1/16 of it is gone from the read
+    assert files / 0.02e6 > decode and float(got[0.02]["predicted_s"]) < rest + files / 0.02e6 + decode / 4
+
+
 @pytest.mark.parametrize("attrs, words", [
     ({"input_cache": "keep"}, "--input-cache keep"),
     ({"input": "synthetic"}, "synthetic"),

@@ -191,9 +191,11 @@ def test_input_cache_drop_reads_the_inputs_from_the_disk(tmp_path):
         f, pts = read_points(out)
         g = pts["p000"]
         got[mode] = (g.attrs["input_cache"], float(g.attrs["input_resident_max"]), g["verify"].attrs["passed"])
-        # of each read, the files' bytes coming in: part of t_read, the rest decoding
+        # of each read, the wait for the files' bytes (each read while the file before decodes): part
+        # of t_read, the rest decoding
         io, t_read = g["t_read_io"][()], g["t_read"][()]
         assert g["t_read_io"].attrs["units"] == "s" and ((io > 0) & (io <= t_read)).all(), (io, t_read)
+        assert g.attrs["input_read_ahead"] == 1
         f.close()
     assert got["keep"][0] == "keep" and math.isnan(got["keep"][1]) and got["keep"][2] == 1
     # Each repetition read the files just before, so without the drop every page would still be cached.

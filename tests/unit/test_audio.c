@@ -1043,6 +1043,7 @@ static void test_files(void)
     char missing[600];
     snprintf(missing, sizeof missing, "%s/missing.wav", top);
     expect_read_reject(missing, "cannot open: No such file or directory");
+
     const char *empty = tmp_path(top, "empty.wav");
     write_file(empty, "", 0);
     expect_read_reject(empty, "empty file (0 bytes)");
@@ -1060,6 +1061,22 @@ static void test_files(void)
     int rc = wb_audio_read_wav("", &a);
     WBTEST_CHECK(rc == WB_EINPUT && a.samples == NULL, "an empty path is refused: %s", wb_error_message());
 
+    /* The read-ahead loader: the file's bytes exactly, and -1 (the error state untouched) where the
+     * reader must read again itself for the message. */
+    unsigned char *bytes = NULL;
+    size_t nbytes = 0;
+    rc = wb_audio_load_quiet(good, &bytes, &nbytes);
+    WBTEST_CHECK(rc == 0 && nbytes == base.n && bytes && memcmp(bytes, base.p, base.n) == 0,
+                 "wb_audio_load_quiet(%s) gives its %zu bytes (rc %d, %zu)", good, base.n, rc, nbytes);
+    free(bytes);
+    wb_error_set(WB_EINPUT, "before");
+    const char *refused[] = {missing, top, empty};
+    for (int i = 0; i < 3; i++) {
+        rc = wb_audio_load_quiet(refused[i], &bytes, &nbytes);
+        WBTEST_CHECK(rc == -1 && bytes == NULL && nbytes == 0 && strcmp(wb_error_message(), "before") == 0,
+                     "wb_audio_load_quiet(%s) is -1 with nothing loaded and no message set (rc %d)", refused[i], rc);
+    }
+
     if (geteuid() != 0) {
         const char *locked = tmp_path(top, "locked.wav");
         write_file(locked, base.p, base.n);
@@ -1072,6 +1089,10 @@ static void test_files(void)
     /* A pipe has no size up front: process substitution such as <(sox ... -t wav -) reads like this. */
     const char *fifo = tmp_path(top, "fifo.wav");
     if (mkfifo(fifo, 0600) == 0) {
+        unsigned char *fbytes = NULL;
+        size_t fn = 0;
+        WBTEST_CHECK(wb_audio_load_quiet(fifo, &fbytes, &fn) == -1 && fbytes == NULL,
+                     "wb_audio_load_quiet(%s) leaves a FIFO to its reader, without opening it", fifo);
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {

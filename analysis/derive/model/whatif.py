@@ -220,6 +220,16 @@ def decode_s(point: FftPoint) -> tuple[float, float, float]:
     return float(med), float(lo), float(hi)
 
 
+def read_time(decode: float, io: float, nfiles: int, ahead: bool) -> float:
+    """A request's read: its files' bytes (io s in all) and their decode (s in all), the files alike.
+    Read in turn, the sum. Read ahead (fft's `input_read_ahead`: each file's bytes come in while the
+    one before decodes): the first file's bytes, then per file the larger of the two, then the last
+    file's decode."""
+    if not ahead or nfiles < 2:
+        return decode + io
+    return (decode + io) / nfiles + max(decode, io) * (nfiles - 1) / nfiles
+
+
 def disk_why_not(point: FftPoint) -> str:
     """Why the point's t_read cannot stand for a read of its files from the disk it was on ("" when
     it can): synthetic audio reads no file, and without fft's --input-cache drop every read after
@@ -306,7 +316,8 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         med, lo, hi = med + t_read, lo + t_read, hi + t_read
         now["disk"] = t_read
         (dec, d_lo, d_hi), nbytes = decode_s(point), file_bytes(point)
-        after["disk"] = dec + nbytes / disk.rate_Bps
+        ahead = point.read_ahead
+        after["disk"] = read_time(dec, nbytes / disk.rate_Bps, point.nfiles, ahead)
         t_after += after["disk"]
     e = check.err_max if np.isfinite(check.err_max) else MAX_HELD_OUT_ERROR
     up = np.hypot(hi / med - 1 if med > 0 else 0.0, e)
@@ -332,8 +343,8 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         fast = disk.rate_hi_Bps if np.isfinite(disk.rate_hi_Bps) else disk.rate_Bps
         slow = disk.rate_lo_Bps if np.isfinite(disk.rate_lo_Bps) else disk.rate_Bps
         rest = t_after - after["disk"]
-        low = min(low, rest * max(0.0, 1 - down) + d_lo + nbytes / fast)
-        high = max(high, rest * (1 + up) + d_hi + nbytes / slow)
+        low = min(low, rest * max(0.0, 1 - down) + read_time(d_lo, nbytes / fast, point.nfiles, ahead))
+        high = max(high, rest * (1 + up) + read_time(d_hi, nbytes / slow, point.nfiles, ahead))
     if not duplex:
         # the two directions add when one CPU carries both, and overlap as on two wires where it
         # has a core for each: the truth lies between, so the low end is the overlapped one

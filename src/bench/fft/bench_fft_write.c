@@ -65,6 +65,8 @@ static int write_attrs(struct point_out *w)
     wb_results_attr_str(res, g, "input", c->nfiles_in ? "wav" : "synthetic");
     wb_results_attr_str(res, g, "input_cache", wb_input_cache_names[f->input_cache]);
     wb_results_attr_f64(res, g, "input_resident_max", w->m->input_resident_max);
+    /* each file's bytes read by a thread while the one before decodes: t_read is about the larger of the two */
+    wb_results_attr_i64(res, g, "input_read_ahead", c->nfiles_in > 0);
     const struct wb_fftb_repinfo *ri = &w->m->info;
     wb_results_attr_str(res, g, "reps_mode", ri->autom ? "auto" : "fixed");
     wb_results_attr_str(res, g, "reps_stop_reason", wb_fftb_stop_names[ri->stop]);
