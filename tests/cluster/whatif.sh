@@ -21,10 +21,12 @@ Five predictions, each then measured (short sweeps: fft --sweep files --files 1,
              with --compute a --baseline run made in a node at --cpu-share 0.5, then run 2 nodes
              at 0.5 (0.5 -> 1.0 would ask two nodes for a full core each of this 2-core machine);
   disk:      measured with pi1's disk at --disk sd-a1 (2 nodes, no CPU quota: a quota's slots run a
-             decode after a slow read at full speed and after a fast one at the quota), 16 WAV files of 5 s
-             on it read cold every repetition (fft --input-cache drop); predict with --disk a
-             wulfbench io read test of the request's size (8 MiB) on usb-ssd, then run the same at
-             usb-ssd; the figure is the request with its read, t_read + t_total;
+             decode after a slow read at full speed and after a fast one at the quota), requests of 1,
+             64 and 256 WAV files of 5 s (113 MB) on it, read cold every repetition (fft --input-cache
+             drop, --result peaks); predict with --disk a wulfbench io read test of 128 MiB a rank on
+             usb-ssd, then run the same at usb-ssd; the figure is the request with its read, t_read +
+             t_total (the emulated disk passes about 100 ms of its rate at once after an idle spell,
+             35 MB at usb-ssd, so a request and a read test far larger than that hold the class);
   nodes:     measured on 2 and 4 nodes (pi3, bridge, --cpu-share 0.2), predict 6 nodes (inside
              the range the held-out 4 nodes validated: fit on 2, checked at 4), then run 6.
 Prints the table (configuration, predicted [interval], measured, error) and checks each row.
@@ -142,14 +144,14 @@ measure() {
 
     if wants disk; then
         window disk
-        # The request's 16 files on pi1's own disk, read cold every repetition (--input-cache drop).
+        # The request's files on pi1's own disk, read cold every repetition (--input-cache drop).
         wavs() {
-            "$cluster" exec pi1 -- sh -c 'mkdir -p /disk/wav && for i in $(seq 1 16); do
-                sox -n -r 44100 -b 16 -c 1 /disk/wav/w$i.wav synth 5 sine $((300 + 50 * i)) || exit 1; done; sync' \
+            "$cluster" exec pi1 -- sh -c 'mkdir -p /disk/wav && for i in $(seq 1 256); do
+                sox -n -r 44100 -b 16 -c 1 /disk/wav/w$i.wav synth 5 sine $((300 + 10 * i)) || exit 1; done; sync' \
                 >"$tmp/wav.log" 2>&1 || { indent <"$tmp/wav.log"; abort "sox in pi1"; }
         }
-        local disk_sweep=(fft --input /disk/wav --input-cache drop --sweep files --files 1,4,16 --file-seconds 5
-                          --reps 5 --plan estimate -q)
+        local disk_sweep=(fft --input /disk/wav --input-cache drop --sweep files --files 1,64,256 --file-seconds 5
+                          --result peaks --reps 5 --plan estimate -q)
         up 2 --disk sd-a1
         wavs
         run 2 disk-sd-n2.h5 "${disk_sweep[@]}" --label "sd-a1 n2"
@@ -157,9 +159,9 @@ measure() {
         "$cluster" down >/dev/null 2>&1
         up 2 --disk usb-ssd
         wavs
-        # The io read at the request's size: after an idle spell the block throttle passes a slice of its
-        # rate at once (7 MB at usb-ssd read at 700 MB/s, 94 MB at 420), so a read's size decides its rate.
-        run 2 disk-usb-io.h5 io --dir /disk --tests read --size 8M --reps 5 -q --label "usb-ssd io"
+        # After an idle spell the block throttle passes a slice of its rate at once (7 MB at usb-ssd read
+        # at 700-900 MB/s), so the read test and the request are both far larger than that slice.
+        run 2 disk-usb-io.h5 io --dir /disk --tests read --size 128M --reps 5 -q --label "usb-ssd io"
         run 2 disk-usb-n2.h5 "${disk_sweep[@]}" --label "usb-ssd n2"
         "$cluster" down >/dev/null 2>&1
         window disk
