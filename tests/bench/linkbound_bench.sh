@@ -8,6 +8,7 @@
 # Environment: BENCH_RUNS (runs per node count, default 3), RESULTS (default results), WB_BIN, PYTHON,
 #   BENCH_CAPTURE=1: tcpdump the frames into pi1 as its link lets them go (the host side of its veth),
 #   for the wire's own view: bytes that crossed, ACKs among them, and how long the link stood idle;
+#   BENCH_MTU: the links' MTU (cluster up --mtu, default 1500; 9000 for jumbo frames);
 #   BENCH_COMPARE=BIN: before each run, the same run by wulfbench binary BIN (into compare/), so two
 #   builds alternate in one hold and share its load; both tables are printed.
 # Root; the emulator must be down, and is taken down at the end.
@@ -145,18 +146,20 @@ case $profile in pi3) rate=12.5MB ;; pi4) rate=125MB ;; *) echo "linkbound_bench
 [[ $nodes =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "linkbound_bench: nodes as a list such as 2,4, not '$nodes'" >&2; exit 2; }
 [[ $switch == bridge || $switch == serial ]] || { echo "linkbound_bench: switch bridge or serial, not '$switch'" >&2; exit 2; }
 runs=${BENCH_RUNS:-3}
+bench_mtu=${BENCH_MTU:-1500}
+[[ $bench_mtu =~ ^[0-9]+$ ]] || { echo "linkbound_bench: BENCH_MTU in bytes such as 9000, not '$bench_mtu'" >&2; exit 2; }
 compare=${BENCH_COMPARE:-}
 [[ -z $compare || -x $compare ]] || { echo "linkbound_bench: BENCH_COMPARE '$compare' is not an executable" >&2; exit 2; }
 [[ ${BENCH_CAPTURE:-0} != 1 ]] || command -v tcpdump >/dev/null ||
   { echo "linkbound_bench: BENCH_CAPTURE=1 needs tcpdump (apt-get install tcpdump)" >&2; exit 1; }
 $CL status >/dev/null 2>&1 && { echo "linkbound_bench: an emulated cluster is up; take it down first ($CL down)" >&2; exit 1; }
-out=${RESULTS:-results}/bench-linkbound/$profile-$switch-$(date -u +%Y%m%dT%H%M%SZ)
+out=${RESULTS:-results}/bench-linkbound/$profile-$switch-mtu$bench_mtu-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 trap '$CL down >/dev/null 2>&1 || true' EXIT
 max=0
 for n in ${nodes//,/ }; do ((n > max)) && max=$n; done
 echo "# $(uptime)"
-$CL up "$max" --link "$profile" --switch "$switch" >/dev/null
+$CL up "$max" --link "$profile" --switch "$switch" --mtu "$bench_mtu" >/dev/null
 # The per-message cost alpha: half a round trip of 1 B between two nodes.
 $CL run --np 2 -- transfer --tests pingpong -m 1,64k,1M -q -o "$out/pingpong.h5" >/dev/null
 # fft_run DIR N R [BIN]: one run, its frames captured with BENCH_CAPTURE=1.
