@@ -208,28 +208,31 @@ int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, s
     if (probe)
         return probe_request(c, p, rq);
     int rc = 0, n = c->nfiles_in > 0 ? p->nfiles : 0;
-    struct ahead cur = {0}, next = {0};
+    /* two slots, each reused only after its thread was joined: file j's in slot j % 2 */
+    struct ahead slot[2] = {0};
     rq->io_s = 0;
     if (n > 0)
-        ahead_start(&next, c->files[0]);
+        ahead_start(&slot[0], c->files[0]);
     for (int j = 0; j < n && rc == 0; j++) {
+        struct ahead *cur = &slot[j % 2];
         struct wb_audio a = {0};
         double io_s = 0;
-        cur = next;
-        next = (struct ahead){0};
         /* t_read_io: the time the request waited for bytes, which the decode did not hide */
-        rq->io_s += ahead_wait(&cur);
+        rq->io_s += ahead_wait(cur);
         if (j + 1 < n)
-            ahead_start(&next, c->files[(j + 1) % c->nfiles_in]);
-        rc = take_file(c, p, j, &cur, &a, &io_s);
+            ahead_start(&slot[(j + 1) % 2], c->files[(j + 1) % c->nfiles_in]);
+        rc = take_file(c, p, j, cur, &a, &io_s);
         rq->io_s += io_s;
-        free(cur.buf);
+        free(cur->buf);
+        cur->buf = NULL;
         if (rc == 0)
             rc = store_file(c, rq, j, &a);
         wb_audio_free(&a);
     }
-    ahead_wait(&next);
-    free(next.buf);
+    for (int k = 0; k < 2; k++) {
+        ahead_wait(&slot[k]);
+        free(slot[k].buf);
+    }
     return rc;
 }
 
