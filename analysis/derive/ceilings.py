@@ -177,8 +177,9 @@ def _share_checks(run: Run) -> list[Check]:
 
 def storage_checks(run: Run, io_run: Run | None) -> list[Check]:
     """Each fft point that read WAV files: rank 0's read of its inputs (input bytes over t_read_io, the
-    files' bytes coming in, per repetition; over t_read in files without it or that read ahead) against the cold
-    sequential read rate wulfbench io measured (io_run's /io: the run's own or one given with it).
+    files' bytes coming in, per repetition; over t_read in files without it or that read ahead)
+    against the cold sequential read rate wulfbench io measured (io_run's /io: the run's own or one
+    given with it).
     Above only when even its slowest repetition passes the io read's fastest: then the inputs came
     from the page cache, not the disk."""
     rate = storage.read_rate(io_run) if io_run is not None else None

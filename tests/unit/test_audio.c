@@ -1043,7 +1043,6 @@ static void test_files(void)
     char missing[600];
     snprintf(missing, sizeof missing, "%s/missing.wav", top);
     expect_read_reject(missing, "cannot open: No such file or directory");
-
     const char *empty = tmp_path(top, "empty.wav");
     write_file(empty, "", 0);
     expect_read_reject(empty, "empty file (0 bytes)");

@@ -67,14 +67,18 @@ static int fit_length(struct wb_audio *a, int64_t want)
  * mismatch is caught when the file is made. */
 static int64_t synth_samples(double seconds, int32_t rate_hz) { return (int64_t)floor(seconds * rate_hz + 0.5); }
 
+/* A decoded file fitted to the point's length (points without one keep the file's). */
+static int fit_point(const struct wb_fftb_point *p, struct wb_audio *a)
+{
+    return p->seconds > 0 ? fit_length(a, (int64_t)llround(p->seconds * a->sample_rate_hz)) : 0;
+}
+
 /* One WAV file of a request, decoded and fitted to the point's length. */
 static int get_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j, struct wb_audio *a,
                     double *io_s)
 {
     int rc = wb_audio_read_wav_timed(c->files[j % c->nfiles_in], a, io_s);
-    if (rc == 0 && p->seconds > 0)
-        rc = fit_length(a, (int64_t)llround(p->seconds * a->sample_rate_hz));
-    return rc;
+    return rc ? rc : fit_point(p, a);
 }
 
 /* The table row of file j: a decoded WAV file, or (a == NULL) synthetic audio, accounted as the
@@ -197,9 +201,7 @@ static int take_file(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, int j
         return get_file(c, p, j, out, io_s);
     *io_s = 0;
     int rc = wb_audio_decode_wav(a->buf, a->len, a->path, out);
-    if (rc == 0 && p->seconds > 0)
-        rc = fit_length(out, (int64_t)llround(p->seconds * out->sample_rate_hz));
-    return rc;
+    return rc ? rc : fit_point(p, out);
 }
 
 int wb_fftb_read_request(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct wb_fftb_request *rq,
