@@ -6,7 +6,6 @@ count, compute rate or disk (analysis/README.md, "What an upgrade buys").
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from pathlib import Path
@@ -118,17 +117,36 @@ def link_changes(args, b: fw.Basis) -> list[wm.Change]:
         recorded = float(b.now.points[0].attrs.get("link_rate_Bps") or 0) if b.now.points else 0.0
         return [wm.link_change(b.model.fit, rate, recorded or None, rate_words(rate), b.cpu)]
     other = _open(args.link_from, "--link-from")
-    h, _data, _note = model_fit.comm_fit(other)
+    h, data, _note = model_fit.comm_fit(other)
     if h is None or not inter_node(model_fit.RunModel(other.name, h, None), node_count(other)):
         raise UsageError(f"--link-from {args.link_from}: holds no transfer between nodes "
                          "(pingpong or pairs_all across two nodes); give a wulfbench transfer "
                          "result made on 2 or more nodes")
+    h = model_fit.bulk_hockney(h, data)
     shared = whatif_cpu.one_machine(other)
-    source = h.source + ("; its nodes shared one machine, whose CPU carries both directions, so "
-                         "they add instead of overlapping" if shared else "")
-    return [wm.Change("link", f"the link of {other.name} (α {tables.fmt_time(h.alpha_s)}, "
-                      f"β {tables.fmt_bps(h.beta_Bps)})", rate_Bps=h.beta_Bps, hockney=h,
-                      source=source, duplex=not shared)]
+    duplex = model_fit.duplex_share(other)
+    lo = hi = float("nan")
+    ci = model_fit.rate_ci(other, "pingpong") if h.source.startswith("pingpong") else None
+    if ci is not None and ci[1] > 0:
+        lo, hi = h.beta_Bps * ci[2] / ci[1], h.beta_Bps * ci[3] / ci[1]
+    change = wm.Change("link", f"the link of {other.name} (α {tables.fmt_time(h.alpha_s)}, "
+                       f"β {tables.fmt_bps(h.beta_Bps)})", rate_Bps=h.beta_Bps, rate_lo_Bps=lo,
+                       rate_hi_Bps=hi, hockney=h, shared=shared)
+    if duplex is not None:
+        change.overlap, change.overlap_lo, change.overlap_hi = duplex.share, duplex.low, duplex.high
+        change.overlap_measured = True
+        how = (f"both directions at once carried {duplex.bibw_Bps / duplex.bw_Bps:.2f}× one (bibw "
+               f"{tables.fmt_bps(duplex.bibw_Bps)} against bw {tables.fmt_bps(duplex.bw_Bps)}), so "
+               f"the second overlaps the first by {100 * duplex.share:.0f} % "
+               f"[{100 * duplex.low:.0f}, {100 * duplex.high:.0f}]")
+    elif shared:
+        change.overlap = 0.0
+        how = ("its nodes shared one machine, whose CPU carries both directions, so they add (the "
+               "interval reaches full overlap; a bibw test beside bw would say how far they overlap)")
+    else:
+        how = "full duplex (no bibw beside bw to say otherwise)"
+    change.source = f"{h.source}; {how}"
+    return [change]
 
 
 def node_change(args, b: fw.Basis, prog: str) -> list[wm.Change]:

@@ -61,6 +61,8 @@ class Cluster:
     result: str = "spectra"  # peaks: 8 bytes per frame come back
     out_scale: float = 1.0  # spectra bytes per frame over 513 float32 bins
     link_rate_Bps: float | None = None  # as --link-rate records it on every point
+    schedule: str = "static"  # fft's --schedule, on every point
+    bibw_both: float | None = 2.0  # bibw's rate over bw's (2: full duplex); None: no bibw test
 
     @property
     def nranks(self) -> int:
@@ -160,7 +162,7 @@ def _fft(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
             np.round(frames * (FRAME // 2 + 1) * 4 * cfg.out_scale).astype(np.int64)
         input_bytes = int(bytes_in.sum())
         attrs = {"scenario": spec["scenario"], "mode": "stft", "precision": "single",
-                 "window": "hann", "plan": "measure", "schedule": "static", "result": cfg.result}
+                 "window": "hann", "plan": "measure", "schedule": cfg.schedule, "result": cfg.result}
         for key, value in attrs.items():
             g.attrs[key] = _str_attr(cfg, value)
         for key, value in {"frame": FRAME, "hop": HOP, "sample_rate": RATE,
@@ -251,12 +253,16 @@ def _transfer(f: h5py.File, cfg: Cluster, rng: np.random.Generator) -> None:
 
     pairs = np.array([(0, r) for r in range(1, min(n, 3))], dtype=np.int32)
     for test in ("pingpong", "bw", "bibw"):
+        if test == "bibw" and cfg.bibw_both is None:
+            continue
         g = tr.create_group(test)
         common(g, "p2p")
         t = np.empty((S, reps, len(pairs)))
         for j, (s, r) in enumerate(pairs):
             a, b = link(s, r)
             base = a + sizes / b if test == "pingpong" else a / 64 + sizes / b
+            if test == "bibw":
+                base = a / 64 + sizes / b * 2.0 / cfg.bibw_both
             t[:, :, j] = base[:, None] * rng.lognormal(0, 0.02, size=(S, reps))
         t[0, -1, :] = np.nan  # fewer reps recorded at the first size
         _dataset(g, "t", t, "s")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -557,7 +558,8 @@ def test_a_cpu_share_beyond_the_machine_buys_nothing(tmp_path):
 def test_a_link_carried_by_the_nodes_own_machine(tmp_path, pi3):
     """Nodes of one machine: its CPU carries their links, at a rate no run measured above the
     line, so --link shows no figure and names the machine; --link-from a transfer made on one
-    machine adds the two directions, and its interval reaches the sum of link and CPU."""
+    machine without a bibw adds the two directions, and its interval reaches the sum of link and
+    CPU."""
     shared = fixtures.node_series(tmp_path / "shared", nodes=(2, 4), **PI3)
     on_one_machine(shared, share=0.2)
     out = tmp_path / "w.csv"
@@ -569,10 +571,59 @@ def test_a_link_carried_by_the_nodes_own_machine(tmp_path, pi3):
     assert "--link-from" in rows[0]["limited_by"]
     assert whatif(*pi3, "--link", "1gbit").returncode == 0 and "not shown" not in whatif(*pi3, "--link", "1gbit").stdout
     probe = fixtures.write_run(tmp_path / "probe.h5", dataclasses.replace(
-        fixtures.PI, hosts=("pi1", "pi2"), beta_Bps=60e6, scenarios=(), load=False))
+        fixtures.PI, hosts=("pi1", "pi2"), beta_Bps=60e6, scenarios=(), load=False, bibw_both=None))
     on_one_machine([probe])
     proc = whatif(*shared, "--link-from", probe, "--csv", out, "--force")
     assert proc.returncode == 0, proc.stderr
     assert "its nodes shared one machine, whose CPU carries both directions" in proc.stdout
     big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
     assert big["predicted_s"] and float(big["ratio"]) > 1
+
+
+def _link_from(tmp_path, now, probe, out) -> tuple[dict, str]:
+    proc = whatif(*now, "--link-from", probe, "--csv", out, "--force")
+    assert proc.returncode == 0, proc.stderr
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    return {k: float(big[k]) for k in ("predicted_s", "ci_low_s", "ci_high_s")}, proc.stdout
+
+
+def test_link_from_overlaps_the_directions_as_far_as_its_bibw_did(tmp_path):
+    """A pipelined request on nodes of one machine, --link-from a transfer made on one machine: its
+    bibw beside its bw says how far the two directions overlap (1.5x one: by half), so the
+    prediction lies between full duplex (bibw 2x) and the two added (1x); without a bibw they add
+    and the interval reaches down to full overlap, which a measured 1x does not."""
+    now = fixtures.node_series(tmp_path / "now", nodes=(2, 4), **PI3, schedule="pipelined")
+    on_one_machine(now, share=0.2)
+    got, text = {}, {}
+    for both in (2.0, 1.5, 1.0, None):
+        probe = fixtures.write_run(tmp_path / f"probe-{both}.h5", dataclasses.replace(
+            fixtures.PI, hosts=("pi1", "pi2"), beta_Bps=30e6, scenarios=(), load=False, bibw_both=both))
+        on_one_machine([probe])
+        got[both], text[both] = _link_from(tmp_path, now, probe, tmp_path / "w.csv")
+    pred = {k: v["predicted_s"] for k, v in got.items()}
+    assert pred[2.0] < 0.9 * pred[1.5] and pred[1.5] < 0.9 * pred[1.0], pred
+    assert pred[None] == pytest.approx(pred[1.0], rel=0.02)
+    share = re.search(r"so the second overlaps the first by (\d+) %", text[1.5])
+    assert share and 45 <= int(share.group(1)) <= 55, text[1.5]
+    assert "so they add (the interval reaches full overlap" in text[None], text[None]
+    assert got[None]["ci_low_s"] <= 1.05 * pred[2.0], got
+    assert got[1.0]["ci_low_s"] > 1.1 * pred[2.0], got
+
+
+def test_link_from_takes_beta_at_the_largest_message(tmp_path, pi3):
+    """A transfer whose messages below 1 MiB beat the line (a token bucket's burst): β is the largest
+    message's, the rate a request's megabytes reach, not the fit over all sizes."""
+    probe = fixtures.write_run(tmp_path / "burst.h5", dataclasses.replace(
+        fixtures.PI, beta_Bps=30e6, scenarios=(), load=False))
+    with h5py.File(probe, "a") as f:
+        for name in ("t", "t_med"):
+            data = f["transfer/pingpong"][name]
+            data[:-1] = data[:-1] * 0.6
+    plain = fixtures.write_run(tmp_path / "plain.h5", dataclasses.replace(
+        fixtures.PI, beta_Bps=30e6, scenarios=(), load=False))
+    burst, text = _link_from(tmp_path, pi3, probe, tmp_path / "w.csv")
+    same, _ = _link_from(tmp_path, pi3, plain, tmp_path / "w.csv")
+    beta = re.search(r"the link of pi4x4 \(α [^,]+, β ([\d.]+) MB/s\)", text)
+    assert beta and float(beta.group(1)) == pytest.approx(30, rel=0.05), text
+    assert "β from its largest message (1 MiB)" in text, text
+    assert burst["predicted_s"] == pytest.approx(same["predicted_s"], rel=0.05), (burst, same)

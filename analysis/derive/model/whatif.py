@@ -48,17 +48,18 @@ class Model:
     k: float
 
     def phases(self, point: FftPoint, ranks: int, hockney: HockneyFit | None = None,
-               compute: AffineFit | None = None, duplex: bool = True,
+               compute: AffineFit | None = None, overlap: float = 1.0,
                cpu_s: float = float("nan")) -> dict[str, float]:
         """link, compute, head node and CPU seconds of `point` on `ranks` ranks, and the total.
-        duplex False: the two directions share one carrier (a machine's CPU), so they add.
+        overlap: how far the link's second direction overlaps the first in a pipelined request,
+        1 on a full-duplex link, 0 where both share one carrier (a machine's CPU) and add.
         cpu_s: the ranks' CPU work over the cores they may use, a floor under the total."""
         h = self.fit.hockney if hockney is None else hockney
         c = self.fit.compute if compute is None else compute
         d, comp, g, core = (float(x[0]) for x in predict(h, c, 0.0, point, np.array([ranks])))
-        if not duplex and overlapped(point):
-            core = max(d + g, comp)
-        link = max(d, g) if overlapped(point) and duplex else d + g
+        link = max(d, g) + (1.0 - overlap) * min(d, g) if overlapped(point) else d + g
+        if overlap < 1.0 and overlapped(point):
+            core = max(link, comp)
         total = self.a_s + self.k * core
         # what k adds grows with the busiest phase; the head node's part is the fixed a
         grown = (self.k - 1.0) * core
@@ -147,8 +148,8 @@ class Change:
 
     kind: str
     text: str
-    rate_Bps: float = float("nan")  # link: line rate; disk: read rate
-    rate_lo_Bps: float = float("nan")  # disk: the read's slowest and fastest repetition
+    rate_Bps: float = float("nan")  # link: line rate, or β; disk: read rate
+    rate_lo_Bps: float = float("nan")  # link: β's 95 % CI; disk: the slowest and fastest read
     rate_hi_Bps: float = float("nan")
     hockney: HockneyFit | None = None  # link: another run's alpha-beta
     nodes: int = 0
@@ -156,7 +157,11 @@ class Change:
     source: str = ""  # where the figure came from
     quota: float = float("nan")  # compute on the same machine: each node's CPU quota after
     same_machine: bool = False  # compute: the baseline ran on the cluster's own machine
-    duplex: bool = True  # link: False when one machine's CPU carries both directions
+    overlap: float = 1.0  # link: how far its second direction overlaps the first (1 full duplex)
+    overlap_measured: bool = False  # link: overlap came from a bibw beside a bw
+    overlap_lo: float = float("nan")  # link: its low and high ends, from the rates' CIs
+    overlap_hi: float = float("nan")
+    shared: bool = False  # link: its nodes shared one machine, whose CPU carried it
     why_not: str = ""  # set when the data cannot say what the change buys
 
 
@@ -294,10 +299,12 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     """`point`'s request measured on `nodes` nodes, after every change in `changes`. With `cpu`,
     the ranks' CPU work (what they ran) over the cores they may use is a floor, now and after."""
     med, lo, hi, _n = stats.median_ci(point.times["t_total"])
-    hockney, after_nodes, disk, duplex, comp_change = None, nodes, None, True, None
+    hockney, after_nodes, disk, comp_change, link = None, nodes, None, None, None
+    overlap, measured, shared = 1.0, True, False
     for ch in changes:
         if ch.kind == "link":
-            hockney, duplex = ch.hockney, ch.duplex
+            hockney, overlap, measured, shared = ch.hockney, ch.overlap, ch.overlap_measured, ch.shared
+            link = ch
         comp_change = ch if ch.kind == "compute" else comp_change
         after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
         disk = ch if ch.kind == "disk" else disk
@@ -307,7 +314,7 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     cap_now = cpu.capacity(nodes) if cpu is not None else float("nan")
     now = model.phases(point, point.p, cpu_s=work / cap_now)
     ranks = max(1, after_nodes * rpn - (point.nranks - point.p))
-    after = model.phases(point, ranks, hockney, compute, duplex, work * factor / cap)
+    after = model.phases(point, ranks, hockney, compute, overlap, work * factor / cap)
     # the model's own error at the measured configuration carries over to the change
     scale = med / now["total"] if now["total"] > 0 else 1.0
     t_after = after["total"] * scale
@@ -333,7 +340,16 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         limited = cpu_text
         high = t_after * (1 + up)
     low = t_after * max(0.0, 1 - down)
-    if not duplex and "cpu" in after:
+    if link is not None and hockney is not None:
+        # the other run's link carries its own spread: β's and the overlap's CIs, slow with slow
+        def total(beta: float, share: float) -> float:
+            h = replace(hockney, beta_Bps=beta) if np.isfinite(beta) else hockney
+            f = share if np.isfinite(share) else overlap
+            return (model.phases(point, ranks, h, compute, f, work * factor / cap)["total"] * scale
+                    + after.get("disk", 0.0))
+        high = max(high, total(link.rate_lo_Bps, link.overlap_lo) * (1 + up))
+        low = min(low, total(link.rate_hi_Bps, link.overlap_hi) * max(0.0, 1 - down))
+    if shared and "cpu" in after:
         # the machine's CPU carries the link as well as the ranks' work, and the files hold only
         # the ranks' CPU time: the two may not overlap at all
         high = max(high, (after["link"] + after["cpu"]) * scale * (1 + up))
@@ -345,10 +361,10 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
         rest = t_after - after["disk"]
         low = min(low, rest * max(0.0, 1 - down) + read_time(d_lo, nbytes / fast, point.nfiles, ahead))
         high = max(high, rest * (1 + up) + read_time(d_hi, nbytes / slow, point.nfiles, ahead))
-    if not duplex:
+    if overlap < 1.0 and not measured:
         # the two directions add when one CPU carries both, and overlap as on two wires where it
-        # has a core for each: the truth lies between, so the low end is the overlapped one
-        both = model.phases(point, ranks, hockney, compute, True, work * factor / cap)
+        # has a core for each: with no bibw to say how far, the low end is the overlapped one
+        both = model.phases(point, ranks, hockney, compute, 1.0, work * factor / cap)
         low = min(low, (both["total"] * scale + (after.get("disk", 0.0))) * max(0.0, 1 - down))
     return Prediction(med, lo, hi, t_after, low, high, limited, after, now)
 
