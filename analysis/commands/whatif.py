@@ -63,7 +63,9 @@ def build_parser():
     parser.add_argument("--link", metavar="RATE",
                         help="the head node's link at RATE: 100mbit, 1gbit, 2.5gbit (bits/s)")
     parser.add_argument("--link-from", metavar="FILE.h5",
-                        help="the link of another run: the α–β of its transfer between nodes")
+                        help="the link of another run's transfer between nodes: its α, β at its "
+                             "largest message, and with bibw beside bw how far its two directions "
+                             "overlap")
     parser.add_argument("--nodes", metavar="N", type=int, help="N nodes of the same kind")
     parser.add_argument("--compute", metavar="FILE.h5",
                         help="nodes that compute like FILE, another machine's --baseline run")
