@@ -137,10 +137,23 @@ def link_changes(args, b: fw.Basis) -> list[wm.Change]:
     if duplex is not None:
         change.overlap, change.overlap_lo, change.overlap_hi = duplex.share, duplex.low, duplex.high
         change.overlap_measured = True
-        how = (f"both directions at once carried {duplex.bibw_Bps / duplex.bw_Bps:.2f}× one (bibw "
-               f"{tables.fmt_bps(duplex.bibw_Bps)} against bw {tables.fmt_bps(duplex.bw_Bps)}), so "
-               f"the second overlaps the first by {100 * duplex.share:.0f} % "
-               f"[{100 * duplex.low:.0f}, {100 * duplex.high:.0f}]")
+        how = (f"both directions at once carried {duplex.bibw_Bps / duplex.bw_Bps:.2f}× one at "
+               f"{tables.fmt_bytes(duplex.size)} (bibw {tables.fmt_bps(duplex.bibw_Bps)} against bw "
+               f"{tables.fmt_bps(duplex.bw_Bps)}), so the second overlaps the first by "
+               f"{100 * duplex.share:.0f} % [{100 * duplex.low:.0f}, {100 * duplex.high:.0f}]")
+        # The request sends its bytes as chunks, back to back: messages of the chunk's size, and a
+        # stream like the largest. Where bibw overlapped its directions differently at the two, the
+        # request lies between: halfway, with the interval reaching both ends.
+        chunks = [model_fit.chunk_bytes(pt) for pt in b.now.points]
+        msg = float(np.nanmedian(chunks)) if any(np.isfinite(chunks)) else float("nan")
+        small = model_fit.duplex_share(other, msg) if np.isfinite(msg) else None
+        if small is not None and small.size != duplex.size:
+            change.overlap = (duplex.share + small.share) / 2
+            change.overlap_lo = min(change.overlap_lo, small.low)
+            change.overlap_hi = max(change.overlap_hi, small.high)
+            how += (f"; at {tables.fmt_bytes(small.size)}, nearest the request's chunks of "
+                    f"{tables.fmt_bytes(msg)}, {100 * small.share:.0f} % [{100 * small.low:.0f}, "
+                    f"{100 * small.high:.0f}]: taken halfway, {100 * change.overlap:.0f} %")
     elif shared:
         change.overlap = 0.0
         how = ("its nodes shared one machine, whose CPU carries both directions, so they add (the "

@@ -627,3 +627,30 @@ def test_link_from_takes_beta_at_the_largest_message(tmp_path, pi3):
     assert beta and float(beta.group(1)) == pytest.approx(30, rel=0.05), text
     assert "β from its largest message (1 MiB)" in text, text
     assert burst["predicted_s"] == pytest.approx(same["predicted_s"], rel=0.05), (burst, same)
+
+
+def test_link_from_takes_the_overlap_halfway_between_the_chunks_size_and_the_largest(tmp_path):
+    """bibw overlapped the directions fully at 64 KiB and by half at 1 MiB; a request sending 64 KiB
+    chunks back to back lies between the two, so the overlap is taken halfway (75 %) and the
+    interval reaches both ends. Points that do not say their chunk keep the largest size's."""
+    now = fixtures.node_series(tmp_path / "now", nodes=(2, 4), **PI3, schedule="pipelined")
+    on_one_machine(now, share=0.2)
+    probe = fixtures.write_run(tmp_path / "probe.h5", dataclasses.replace(
+        fixtures.PI, hosts=("pi1", "pi2"), beta_Bps=30e6, scenarios=(), load=False, bibw_both=1.5))
+    on_one_machine([probe])
+    with h5py.File(probe, "a") as f:
+        row = fixtures.MSG_BYTES.index(65536)
+        for name in ("t", "t_med"):
+            data = f["transfer/bibw"][name]
+            data[row] = data[row] * 0.75  # 1.5x one at 64 KiB becomes 2x
+    plain, _ = _link_from(tmp_path, now, probe, tmp_path / "w.csv")
+    for path in now:
+        with h5py.File(path, "a") as f:
+            for g in f["fft"].values():
+                g.attrs["chunk_frames"] = np.int64(32)  # 32 hops of 512 float32 samples: 64 KiB
+    half, text = _link_from(tmp_path, now, probe, tmp_path / "w.csv")
+    assert "nearest the request's chunks of 65.5 kB" in text and "taken halfway" in text, text
+    share = re.search(r"taken halfway, (\d+) %", text)
+    assert share and 70 <= int(share.group(1)) <= 80, text
+    assert half["predicted_s"] < 0.97 * plain["predicted_s"], (half, plain)
+    assert half["ci_low_s"] < plain["ci_low_s"], (half, plain)

@@ -309,21 +309,36 @@ class DuplexShare:
     size: float
 
 
-def duplex_share(run: Run) -> DuplexShare | None:
-    """The DuplexShare of `run`'s link at the largest size its bw and bibw tests both measured
-    between nodes; None without both."""
+def duplex_share(run: Run, near: float | None = None) -> DuplexShare | None:
+    """The DuplexShare of `run`'s link at the size its bw and bibw tests both measured between
+    nodes that lies nearest `near` bytes (on a log scale), the largest by default; None without
+    both."""
     bw, bibw = run.transfer.get("bw"), run.transfer.get("bibw")
     if bw is None or bibw is None:
         return None
     common = set(np.asarray(bw.bytes, dtype=float)) & set(np.asarray(bibw.bytes, dtype=float))
+    common = {m for m in common if m > 0}
     if not common:
         return None
-    one, both = rate_ci(run, "bw", max(common)), rate_ci(run, "bibw", max(common))
+    size = max(common) if near is None or not near > 0 else \
+        min(common, key=lambda m: abs(np.log2(m / near)))
+    one, both = rate_ci(run, "bw", size), rate_ci(run, "bibw", size)
     if one is None or both is None:
         return None
     share = lambda b, o: float(np.clip(b / o - 1.0, 0.0, 1.0))  # noqa: E731
     return DuplexShare(share(both[1], one[1]), share(both[2], one[3]), share(both[3], one[2]),
                        both[1], one[1], one[0])
+
+
+def chunk_bytes(point: FftPoint) -> float:
+    """Bytes of samples in one chunk a pipelined or dynamic schedule sends (chunk_frames hops of
+    float32 samples); NaN where the point does not say."""
+    frames, hop = point.attrs.get("chunk_frames"), point.attrs.get("hop")
+    try:
+        value = float(frames) * float(hop) * 4.0
+    except (TypeError, ValueError):
+        return float("nan")
+    return value if value > 0 else float("nan")
 
 
 def remote_ranks(point: FftPoint, p: int) -> int:

@@ -349,6 +349,10 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
                     + after.get("disk", 0.0))
         high = max(high, total(link.rate_lo_Bps, link.overlap_lo) * (1 + up))
         low = min(low, total(link.rate_hi_Bps, link.overlap_hi) * max(0.0, 1 - down))
+        if shared:
+            # the bibw measured one pair; more nodes, and the ranks' work, on the same CPU may
+            # leave the directions less overlap, down to none: the high end reaches them added
+            high = max(high, total(link.rate_lo_Bps, 0.0) * (1 + up))
     if shared and "cpu" in after:
         # the machine's CPU carries the link as well as the ranks' work, and the files hold only
         # the ranks' CPU time: the two may not overlap at all
