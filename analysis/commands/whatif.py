@@ -128,7 +128,7 @@ def link_changes(args, b: fw.Basis) -> list[wm.Change]:
     shared = whatif_cpu.one_machine(other)
     duplex = model_fit.duplex_share(other)
     lo = hi = float("nan")
-    ci = model_fit.rate_ci(other, "pingpong") if h.source.startswith("pingpong") else None
+    ci = model_fit.rate_ci(other, "pingpong")  # None where β came from pairs_all
     if ci is not None and ci[1] > 0:
         lo, hi = h.beta_Bps * ci[2] / ci[1], h.beta_Bps * ci[3] / ci[1]
     change = wm.Change("link", f"the link of {other.name} (α {tables.fmt_time(h.alpha_s)}, "

@@ -14,6 +14,7 @@ import numpy as np
 from . import stats, storage
 from ..read import records
 from ..read.runs import Run
+from .transfer import traffic_factor
 
 # A cpu_share passes 1 only by the clocks' read-out: CPU time and wall time are read a few µs apart.
 SHARE_NOISE = 0.02
@@ -224,17 +225,13 @@ def speedup_checks(comparisons) -> list[Check]:
     return out
 
 
-def _pair_factor(name: str) -> float:
-    return 2.0 if name == "bibw" else 1.0
-
-
 def _pair_check(run: Run, ms: list[Machine], name: str, same: int | None, mbps: int) -> tuple[float, str, str]:
     """(ceiling B/s, what it is, the likely cause when passed) of a pair on one machine (same) or
     across machines at the slower end's line rate mbps."""
     if same is not None:
         return (ms[same].copy_Bps, f"memcpy on {ms[same].name} (one machine: the bytes go through its memory)",
                 "caches: the message fits in a cache, which is faster than memory")
-    ceil = _pair_factor(name) * mbps * 1e6 / 8 if mbps > 0 else float("nan")
+    ceil = traffic_factor(name) * mbps * 1e6 / 8 if mbps > 0 else float("nan")
     bound = (f"the line rate, {mbps} Mbit/s" + (" each way" if name == "bibw" else "")
              if mbps > 0 else "unknown (the link reports no speed)")
     return ceil, bound, "the clocks, or a link faster than it reports"
@@ -249,7 +246,7 @@ def _transfer_checks(run: Run) -> list[Check]:
         if test.kind != "p2p" or test.pairs is None:
             continue
         bw = test.bandwidth if test.bandwidth is not None else (
-            _pair_factor(name) * test.bytes[:, None] / test.t_med)
+            traffic_factor(name) * test.bytes[:, None] / test.t_med)
         if bw.ndim != 2 or bw.shape[1] != test.pairs.shape[0]:
             continue
         low = bw

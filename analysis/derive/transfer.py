@@ -27,12 +27,17 @@ class TransferCurve:
     bw_hi: np.ndarray
 
 
+def traffic_factor(name: str, nranks: int = 1) -> float:
+    """How many times its message size test `name` moves in the time it records: 2 for bibw (both
+    ways at once), the ranks for ring, 1 for the others."""
+    return 2.0 if name == "bibw" else float(nranks) if name == "ring" else 1.0
+
+
 def _bandwidth(test: TransferTest, nranks: int) -> np.ndarray:
     if test.bandwidth is not None and test.bandwidth.shape == test.t_med.shape:
         return test.bandwidth
-    factor = 2.0 if test.name == "bibw" else float(nranks) if test.name == "ring" else 1.0
     with np.errstate(all="ignore"):
-        return factor * test.bytes[:, None] / test.t_med
+        return traffic_factor(test.name, nranks) * test.bytes[:, None] / test.t_med
 
 
 def _spread(arr2d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -8,6 +8,7 @@ import numpy as np
 from .. import stats
 from .. import compute_samples, median_total, slowest_median
 from ...read.runs import FftPoint, Run
+from ..transfer import traffic_factor
 
 
 NODES = np.arange(1, 65)
@@ -290,7 +291,7 @@ def rate_ci(run: Run, name: str, size: float | None = None) -> tuple[float, floa
         return None
     m = float(sizes[rows[0]])
     with np.errstate(all="ignore"):
-        rates = (2.0 if name == "bibw" else 1.0) * m / np.asarray(test.t, dtype=float)[rows[0]][:, cols]
+        rates = traffic_factor(name) * m / np.asarray(test.t, dtype=float)[rows[0]][:, cols]
     med, lo, hi, _cov = stats.median_ci(rates[np.isfinite(rates) & (rates > 0)])
     return (m, med, lo, hi) if med > 0 else None
 

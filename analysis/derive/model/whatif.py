@@ -58,8 +58,8 @@ class Model:
         c = self.fit.compute if compute is None else compute
         d, comp, g, core = (float(x[0]) for x in predict(h, c, 0.0, point, np.array([ranks])))
         link = max(d, g) + (1.0 - overlap) * min(d, g) if overlapped(point) else d + g
-        if overlap < 1.0 and overlapped(point):
-            core = max(link, comp)
+        if overlapped(point):
+            core = max(link, comp)  # predict's max(d, comp, g) where the directions overlap fully
         total = self.a_s + self.k * core
         # what k adds grows with the busiest phase; the head node's part is the fixed a
         grown = (self.k - 1.0) * core
@@ -300,15 +300,16 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     the ranks' CPU work (what they ran) over the cores they may use is a floor, now and after."""
     med, lo, hi, _n = stats.median_ci(point.times["t_total"])
     hockney, after_nodes, disk, comp_change, link = None, nodes, None, None, None
-    overlap, measured, shared = 1.0, True, False
     for ch in changes:
         if ch.kind == "link":
-            hockney, overlap, measured, shared = ch.hockney, ch.overlap, ch.overlap_measured, ch.shared
-            link = ch
+            hockney, link = ch.hockney, ch
         comp_change = ch if ch.kind == "compute" else comp_change
         after_nodes = ch.nodes if ch.kind == "nodes" else after_nodes
         disk = ch if ch.kind == "disk" else disk
     hockney = _quota_link(model, cpu, point, comp_change) if hockney is None else hockney
+    overlap = link.overlap if link is not None else 1.0
+    measured = link is None or link.overlap_measured
+    shared = link is not None and link.shared
     work, w_lo, w_hi = work_ci(cpu, point.id) if cpu is not None else (float("nan"),) * 3
     compute, factor, cap, cpu_text, cut = _after_cpu(model, cpu, nodes, after_nodes, comp_change)
     cap_now = cpu.capacity(nodes) if cpu is not None else float("nan")
