@@ -40,9 +40,10 @@ const char *const wb_power_mode_names[] = {"auto", "rapl", "hwmon", "pi5", "none
 enum kind { K_NONE, K_RAPL, K_HWMON_E, K_HWMON_P, K_PI5 };
 static const char *const kind_names[] = {"unmeasured", "rapl", "hwmon", "hwmon", "pi5"};
 
-/* One repetition: monotonic times, the node's energy so far (J) and the glitch count at both ends. */
+/* One repetition: monotonic times, the node's energy so far (J) and the glitch count at both ends;
+ * utc1 is utc0 plus the monotonic time since m0, so a step of the wall clock cannot bend the window. */
 struct rec {
-    double t0, t1, e0, e1, utc0, utc1;
+    double t0, t1, e0, e1, utc0, utc1, m0;
     long g0, g1;
 };
 
@@ -587,6 +588,7 @@ void wb_power_rep_begin(int which)
         return;
     memset(r, 0, sizeof *r);
     r->utc0 = utc_s();
+    r->m0 = mono_s();
     r->e0 = r->e1 = NAN;
     struct series *s = &pw.s[which == WB_POWER_BASELINE];
     if (!s->started) {
@@ -611,7 +613,7 @@ void wb_power_rep_end(int which)
         energy_now(&r->e1, &r->g1, &r->t1);
     else
         r->t1 = mono_s();
-    r->utc1 = utc_s();
+    r->utc1 = r->utc0 + (mono_s() - r->m0);
 }
 
 void wb_power_rep_keep(int which)

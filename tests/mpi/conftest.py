@@ -25,6 +25,15 @@ BIN = Path(os.environ.get("WB_BIN", BUILD / "wulfbench")).resolve()
 # The same program with test-only fault switches (WB_FAULT) compiled in.
 FAULTS_BIN = BUILD / "wulfbench-faults"
 
+FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+
+def faketime(spec: str) -> list[str]:
+    """The words that start a rank with its wall clock (CLOCK_REALTIME) faked by libfaketime's spec
+    ("+0.25": 250 ms ahead; "+0 x0.5": at half speed), CLOCK_MONOTONIC and with it MPI_Wtime left true."""
+    assert FAKETIME_LIB.exists(), f"{FAKETIME_LIB} is missing: apt-get install faketime (make test installs it)"
+    return ["env", f"FAKETIME={spec}", "FAKETIME_DONT_FAKE_MONOTONIC=1", f"LD_PRELOAD={FAKETIME_LIB}"]
+
 
 def mpi_env() -> dict[str, str]:
     env = dict(os.environ)
@@ -80,13 +89,15 @@ def run_wb(np: int, *args: str, timeout: float = 120, cwd: Path | None = None,
                           cwd=cwd or ROOT, env=env, stdin=subprocess.DEVNULL)
 
 
-def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    """Like run_wb, but the fault-switch build, with env (e.g. WB_FAULT) passed to every rank."""
+def run_faults(np_: int, *args: str, env: dict[str, str], timeout: float = 60,
+               wrap: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Like run_wb, but the fault-switch build, with env (e.g. WB_FAULT) passed to every rank, each
+    rank started through the words wrap (e.g. faketime's) where given."""
     if not FAULTS_BIN.exists():
         pytest.skip(f"{FAULTS_BIN} is built by make test")
     full_env = mpi_env()
     full_env.update(env)
-    cmd = [*launcher(np_, env), str(FAULTS_BIN), *args]
+    cmd = [*launcher(np_, env), *wrap, str(FAULTS_BIN), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=full_env,
                           stdin=subprocess.DEVNULL)
 

@@ -12,7 +12,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BIN, FAULTS_BIN, MPI_IMPL, MachineLoad, error_lines, launcher, mpi_env, run_faults, run_wb
+from conftest import (BIN, FAULTS_BIN, MPI_IMPL, MachineLoad, error_lines, faketime, launcher, mpi_env, run_faults,
+                      run_wb)
 
 # Small requests and short steps keep every run to a few seconds.
 QUICK = ("--seconds", "0.5", "--plan", "estimate", "--duration", "1.5", "--warmup-s", "0.3")
@@ -415,15 +416,11 @@ def test_stopped_worker_keeps_the_step_and_names_it(tmp_path):
         assert np.all(np.isnan(s1["t_done"][:][held]))
 
 
-FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
-
-
 def test_clock_offset_of_a_worker_whose_wall_clock_is_ahead_matches_check(tmp_path):
     """Rank 1's wall clock 250 ms ahead (libfaketime, CLOCK_MONOTONIC and so MPI_Wtime left alone):
     load stores that worker's wall-clock offset per step, and check, started the same way, reports
     the same offset within 1 ms."""
-    assert FAKETIME_LIB.exists(), f"{FAKETIME_LIB} is missing: apt-get install faketime (make test installs it)"
-    ahead = ["env", "FAKETIME=+0.25", "FAKETIME_DONT_FAKE_MONOTONIC=1", f"LD_PRELOAD={FAKETIME_LIB}"]
+    ahead = faketime("+0.25")
 
     def mpmd(*args: str) -> subprocess.CompletedProcess:
         # rank 0 and rank 2 as they are, rank 1 ahead; one launch, three program contexts.

@@ -15,8 +15,8 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import (FAULTS_BIN, ROOT, MachineLoad, error_lines, launcher, mpi_env, rank_pid, run_faults,
-                      run_faults_each, run_wb)
+from conftest import (FAULTS_BIN, ROOT, MachineLoad, error_lines, faketime, launcher, mpi_env, rank_pid,
+                      run_faults, run_faults_each, run_wb)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fake_power  # noqa: E402
@@ -272,6 +272,25 @@ def test_no_source_is_unmeasured_in_fft_and_dfft(tmp_path):
     assert d["energy_j"].shape == (2, 2) and np.isnan(d["energy_j"][()]).all()
     assert d["t_start_utc"].shape == (2,)
 
+
+def test_window_keeps_its_length_when_the_wall_clock_runs_off_rate(tmp_path):
+    # A repetition's window starts on the wall clock (for a meter's log) but is as long as the monotonic
+    # clock says: a wall clock being stepped or slewed inside it (a CI machine's VM time agent shortened
+    # two windows by 9 and 13 ms) must not make it shorter than the request. Here the ranks' wall clock
+    # runs at half speed (libfaketime), which would make every window half the request's time.
+    root = tmp_path / "bare"
+    root.mkdir()
+    out = tmp_path / "w.h5"
+    r = run_faults(2, "fft", "--sweep", "sizes", "--seconds", "240", "--reps", "4", "--plan", "estimate", "-q",
+                   "-o", str(out), env={"WB_SYSFS_ROOT": str(root)}, timeout=120, wrap=tuple(faketime("+0 x0.5")))
+    assert r.returncode == 0, r.stderr
+    g = h5py.File(out, "r")["fft/p000"]
+    t, window = g["t_total"][()], g["t_end_utc"][()] - g["t_start_utc"][()]
+    # The window holds the request, plus the counter's reading at its end; a median over the repetitions
+    # keeps one wait for a core on a busy machine from deciding it.
+    assert (t > 0.01).all(), t
+    assert np.median(window / t) == pytest.approx(1, abs=0.1), (window, t)
+    assert abs(g["t_start_utc"][0] - time.time()) < 120
 
 def test_power_none_records_times_only(tmp_path):
     root = tmp_path / "hw"

@@ -111,8 +111,10 @@ static int run_rep(struct wb_fftb_ctx *c, const struct wb_fftb_point *p, struct 
         rc = wb_comm_barrier();
     if (rc)
         return rc;
-    double t0 = wb_timer_now_s(), cpu0 = wb_timer_thread_cpu_s();
+    /* The energy window opens before the request's clock starts and closes after it stops, so it
+     * holds the whole request even where the process waits for a core in between. */
     wb_power_rep_begin(WB_POWER_MAIN);
+    double t0 = wb_timer_now_s(), cpu0 = wb_timer_thread_cpu_s();
     c->flops = 0;
     c->fft_on_s = c->fft_off_s = NAN;
     rc = wb_fftb_schedule(c)(c, &pr->l, &pr->rq, &pr->inb, &pr->resb, &pr->inbuf, &pr->inbuf_cap, t, &pr->m);
