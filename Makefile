@@ -269,11 +269,11 @@ test-load: all $(B)/wulfbench-faults  ## the load tests alone
 test-browser: all    ## the HTML report in headless Chromium
 	bash tests/analysis/browser_check.sh
 
-test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup and its node steps, storage, the what-if's link and nodes rows (root)
+test-cluster: all $(B)/wulfbench-faults  ## the emulated cluster: links, faults, bad nodes, check, power, a partition, jobs/setup and its node steps, storage, the what-if's link, compute and nodes rows (root)
 	@fail=0; for t in run check power netfault faults buys setup nodesteps storage sharefault; do echo "== tests/cluster/$$t.sh"; bash tests/cluster/$$t.sh || fail=1; done; \
-	echo "== tests/cluster/whatif.sh (the link and nodes sets)"; WB_WHATIF_SETS="link nodes" bash tests/cluster/whatif.sh || fail=1; exit $$fail
+	echo "== tests/cluster/whatif.sh (the link, compute and nodes sets)"; WB_WHATIF_SETS="link compute nodes" bash tests/cluster/whatif.sh || fail=1; exit $$fail
 
-validate-whatif: all  ## analysis.whatif's predictions against emulated runs of every change (root; the compute and disk rows are not in CI: see docs/testing.md)
+validate-whatif: all  ## analysis.whatif's predictions against emulated runs of every change (root; the disk row is not in CI: see docs/testing.md)
 	bash tests/cluster/whatif.sh
 
 test-arm: deps-arm   ## built and tested in Debian arm64 and armhf roots under qemu-user (root; ARCH=arm64, armhf or all, the default)

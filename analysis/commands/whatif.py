@@ -59,7 +59,8 @@ def build_parser():
     parser.add_argument("files", nargs="+", metavar="RUN.h5",
                         help="result files of the cluster (fft or suite runs, one kind of node, "
                              "at one or more node counts; transfer runs of the same nodes give "
-                             "the link's α–β) or folders holding them")
+                             "the link's α–β) or folders holding them; runs of one "
+                             "configuration given more than once are pooled")
     parser.add_argument("--link", metavar="RATE",
                         help="the head node's link at RATE: 100mbit, 1gbit, 2.5gbit (bits/s)")
     parser.add_argument("--link-from", metavar="FILE.h5",

@@ -46,6 +46,7 @@ class Basis:
     rpn: int
     saturation: tuple[float, FftPoint] | None = None  # (req/s, the point of its request shape)
     cpu: whatif_cpu.Cpu | None = None  # the nodes' machine(s) and the CPU the ranks ran
+    runs_of: list[int] = field(default_factory=list)  # per item, how many runs are pooled in it
 
     @property
     def shown(self) -> bool:
@@ -57,7 +58,8 @@ def usable_points(run: Run) -> list[FftPoint]:
 
 
 def basis(runs: list[Run]) -> Basis:
-    """The cluster runs (not baselines, valid) with FFT points, and the transfer-only runs."""
+    """The cluster runs (not baselines, valid) with FFT points, and the transfer-only runs. Runs
+    of one configuration given more than once are pooled (see pool)."""
     cluster = [r for r in runs if not r.is_baseline and not r.invalid]
     items = [(r, pts) for r in cluster if (pts := usable_points(r))]
     if not items:
@@ -65,13 +67,74 @@ def basis(runs: list[Run]) -> Basis:
                          "result files of a cluster run (wulfbench fft or suite)")
     comm = [r for r in cluster if r.transfer and all(r is not x for x, _p in items)]
     comm += [r for r, _p in items if r.transfer]
-    now, _pts = max(items, key=lambda it: (model.node_count(it[0]), it[0].nranks))
+    items, again = pool(items)
+    k = max(range(len(items)), key=lambda i: (model.node_count(items[i][0]), items[i][0].nranks))
+    now, _pts = items[k]
     nodes = model.node_count(now)
     rpn = max(1, now.nranks // max(1, nodes))
     out = Basis(items, comm, wm.fit_model(items, comm), wm.held_out(items, comm), now, nodes, rpn,
-                cpu=whatif_cpu.of_run(now, nodes, rpn))
+                cpu=whatif_cpu.of_run(now, nodes, rpn, again[k]),
+                runs_of=[1 + len(a) for a in again])
     out.saturation = _saturation(now, _pts)
     return out
+
+
+# What two points must share to be one request measured again.
+SAME_REQUEST = ("scenario", "mode", "precision", "frame", "hop", "window", "nfiles", "seconds_per_file",
+                "sample_rate", "input_bytes", "input", "input_cache", "wire", "result", "schedule",
+                "chunk_frames", "batch", "local", "root_computes", "link_rate_Bps")
+
+
+def _plain(v):
+    v = v.decode() if isinstance(v, bytes) else v.item() if isinstance(v, np.generic) else v
+    return None if isinstance(v, float) and not np.isfinite(v) else v
+
+
+def _request_key(p: FftPoint) -> tuple:
+    return tuple(_plain(p.attrs.get(k)) for k in SAME_REQUEST)
+
+
+def _config_key(run: Run, keys: list[tuple]) -> tuple:
+    hosts = tuple(sorted((str(h.get("hostname")), _plain(h.get("cpu_quota"))) for h in run.hosts))
+    return model.node_count(run), run.nranks, hosts, frozenset(keys)
+
+
+def _joined(a: FftPoint, b: FftPoint) -> FftPoint:
+    """a with b's repetitions after its own, where their shapes agree, and each run's median."""
+    def cat(x, y):
+        if x is None or y is None or np.ndim(x) < 1 or np.shape(x)[1:] != np.shape(y)[1:]:
+            return x
+        return np.concatenate([x, y])
+    medians = a.run_medians or (stats.nanmedian(a.times["t_total"]),)
+    return dataclasses.replace(
+        a, run_medians=(*medians, stats.nanmedian(b.times["t_total"])),
+        times={k: cat(v, b.times.get(k)) for k, v in a.times.items()},
+        slowest_rank=cat(a.slowest_rank, b.slowest_rank), t_over=cat(a.t_over, b.t_over),
+        t_sync=cat(a.t_sync, b.t_sync), t_read_io=cat(a.t_read_io, b.t_read_io))
+
+
+def pool(items: list[tuple[Run, list[FftPoint]]]
+         ) -> tuple[list[tuple[Run, list[FftPoint]]], list[list[tuple[Run, dict[str, str]]]]]:
+    """Runs of one configuration (the same nodes, ranks, CPU quotas and requests) measured again:
+    one item, the first run's, whose points hold every run's repetitions, so that what is "now"
+    carries the spread between runs and not only within one (two nodes at a CPU quota moved by
+    a tenth between runs of the same commands, while each run's own repetitions agreed). Also, per
+    item, the other runs pooled into it, each with a map of its point ids to the item's."""
+    groups: dict[tuple, list[tuple[Run, list[FftPoint]]]] = {}
+    for i, (run, pts) in enumerate(items):
+        keys = [_request_key(p) for p in pts]
+        key = _config_key(run, keys) if len(set(keys)) == len(keys) else ("alone", i)
+        groups.setdefault(key, []).append((run, pts))
+    out, again = [], []
+    for (run, pts), *rest in groups.values():
+        maps = []
+        for other, theirs in rest:
+            by_key = {_request_key(p): p for p in theirs}
+            pts = [_joined(p, by_key[_request_key(p)]) for p in pts]
+            maps.append((other, {by_key[_request_key(p)].id: p.id for p in pts}))
+        out.append((run, pts))
+        again.append(maps)
+    return out, again
 
 
 def _saturation(run: Run, pts: list[FftPoint]) -> tuple[float, FftPoint] | None:
@@ -251,8 +314,11 @@ def table(items: list[Row], name: str = "whatif") -> Table:
 
 
 def lead(b: Basis) -> str:
-    runs = ", ".join(f"{r.name} ({model.node_count(r)} node{'s' if model.node_count(r) != 1 else ''})"
-                     for r, _p in b.items)
+    def pooled(i: int) -> str:
+        k = b.runs_of[i] if i < len(b.runs_of) else 1
+        return f", {k} runs of it pooled" if k > 1 else ""
+    runs = ", ".join(f"{r.name} ({model.node_count(r)} node{'s' if model.node_count(r) != 1 else ''}"
+                     f"{pooled(i)})" for i, (r, _p) in enumerate(b.items))
     held = (f"The model held on its held-out data ({b.check.text})." if b.shown
             else f"No prediction is shown as a figure: {_why_not(b)[len('not shown: '):]}.")
     link = ""

@@ -65,6 +65,9 @@ class FftPoint:
     # Of each repetition's t_read, the time spent getting the input files' bytes (the rest decodes);
     # None in files before it.
     t_read_io: np.ndarray | None = None
+    # Where the what-if pooled runs of one configuration into this point (analysis.find.whatif.pool):
+    # each run's median t_total; empty for a point of one run.
+    run_medians: tuple[float, ...] = ()
 
     @property
     def scenario(self) -> str:

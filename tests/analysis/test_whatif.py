@@ -555,6 +555,45 @@ def test_a_cpu_share_beyond_the_machine_buys_nothing(tmp_path):
     assert big["limited_by"] == "the machine's 2 cores"
 
 
+def test_runs_of_one_configuration_are_pooled(tmp_path):
+    """Three runs of 2 nodes at 0.25 CPU that came out 10 % apart (as the emulator's do between
+    runs of the same commands): "now" is the median of all their repetitions, and the interval
+    reaches what each run alone predicts. A run at another quota is not pooled with them."""
+    desk = _baseline_on_the_machine(tmp_path / "desk.h5", 0.5)
+    runs = []
+    for k, slower in enumerate((0.9, 1.0, 1.1)):
+        paths = fixtures.node_series(tmp_path / f"r{k}", nodes=(2,), beta_Bps=1e9,
+                                     s_per_flop=2e-9 / 0.25 * slower, seed=70 + k)
+        on_one_machine(paths, quota=0.25, share=0.25)
+        runs += paths
+    alone = []
+    for k, run in enumerate(runs):
+        proc = whatif(run, "--compute", desk, "--csv", tmp_path / f"a{k}.csv")
+        assert proc.returncode == 0 and "pooled" not in proc.stdout, proc.stdout + proc.stderr
+        alone.append(next(r for r in read_csv(tmp_path / f"a{k}.csv") if r["request"].startswith("16 ×")))
+    out = tmp_path / "w.csv"
+    proc = whatif(*runs, "--compute", desk, "--csv", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "From pi-2n (2 nodes, 3 runs of it pooled); now = pi-2n." in proc.stdout, proc.stdout
+    big = next(r for r in read_csv(out) if r["request"].startswith("16 ×"))
+    reps = []
+    for run in runs:
+        pt = next(p for p in open_run(run).points if p.nfiles == 16)
+        reps += list(pt.times["t_total"])
+    assert float(big["now_s"]) == pytest.approx(float(np.median(reps)), rel=1e-9)
+    ends = [float(r["predicted_s"]) for r in alone]
+    # (each run alone fits its own model, so its prediction may differ from the pooled one's ends by
+    # a little more than the fit's error)
+    assert float(big["ci_low_s"]) <= 1.01 * min(ends) and 0.99 * max(ends) <= float(big["ci_high_s"]), (big, ends)
+    assert float(big["ci_high_s"]) / float(big["ci_low_s"]) > 1.15, big  # the runs 20 % apart
+    assert min(ends) < float(big["predicted_s"]) < max(ends)
+    # one of them at 0.5 CPU: another configuration, so the 0.25 runs are not pooled with it
+    other = _quota_series(tmp_path / "half", 0.5)
+    proc = whatif(*runs[:2], *other, "--compute", desk)
+    assert proc.returncode == 0, proc.stderr
+    lead = proc.stdout.split(";")[0]
+    assert lead.count("runs of it pooled") == 1 and "(2 nodes, 2 runs of it pooled)" in lead, lead
+
 def test_a_link_carried_by_the_nodes_own_machine(tmp_path, pi3):
     """Nodes of one machine: its CPU carries their links, at a rate no run measured above the
     line, so --link shows no figure and names the machine; --link-from a transfer made on one

@@ -22,6 +22,8 @@ Five predictions, each then measured (short sweeps: fft --sweep files --files 1,
              4, 16 and 64 files: work under the quota's 1 ms slot escapes it), predict
              with --compute a --baseline run made in a node at --cpu-share 0.5, then run 2 nodes
              at 0.5 (0.5 -> 1.0 would ask two nodes for a full core each of this 2-core machine);
+             each side three times, in turn, its runs pooled (the same request at a quota moved
+             by a tenth between runs);
   disk:      measured with pi1's disk at --disk sd-a1 (2 nodes, no CPU quota: a quota's slots run a
              decode after a slow read at full speed and after a fast one at the quota), requests of 1,
              64 and 256 WAV files of 5 s (113 MB) on it, read cold every repetition (fft --input-cache
@@ -67,6 +69,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin=${WB_BIN:-$repo/build/wulfbench}
 export WB_BIN=$bin
 sweep=(fft --sweep files --files 1,4,16 --file-seconds 5 --reps 5 --plan estimate -q)
+compute_runs=5  # runs of each side of the compute set, pooled
 probe=(transfer --tests pingpong,bw --pairs first -m 8,64k,1M -i 10 --window 4 -q)
 # the link a --link-from is taken from: bibw beside bw too, for how far its directions overlap
 probe_both=(transfer --tests pingpong,bw,bibw --pairs first -m 8,64k,1M -i 20 --window 4 -q)
@@ -135,14 +138,19 @@ measure() {
         # file from 1 to 4 and 2.5 from 4 to 16 at --cpu-share 0.25).
         local csweep=("${sweep[@]}")
         csweep[4]=4,16,64
-        up 2 --cpu-share 0.25
-        run 2 cpu-slow-n2.h5 "${csweep[@]}" --result peaks --label "slow n2"
-        run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
-        "$cluster" down >/dev/null 2>&1
-        up 2 --cpu-share 0.5
-        run 1 cpu-fast-baseline.h5 "${csweep[@]}" --result peaks --baseline --label "fast baseline"
-        run 2 cpu-fast-n2.h5 "${csweep[@]}" --result peaks --label "fast n2"
-        "$cluster" down >/dev/null 2>&1
+        # The same request at a quota moves by a tenth between runs (how the two nodes' quota
+        # periods fall against each other while one waits on the other), so each side is run
+        # three times, the two sides in turn, and the what-if and the truth pool their runs.
+        for ((k = 1; k <= compute_runs; k++)); do
+            up 2 --cpu-share 0.25
+            run 2 "cpu-slow-n2-$k.h5" "${csweep[@]}" --result peaks --label "slow n2"
+            ((k > 1)) || run 2 cpu-slow-probe.h5 "${probe[@]}" --label "slow probe"
+            "$cluster" down >/dev/null 2>&1
+            up 2 --cpu-share 0.5
+            ((k > 1)) || run 1 cpu-fast-baseline.h5 "${csweep[@]}" --result peaks --baseline --label "fast baseline"
+            run 2 "cpu-fast-n2-$k.h5" "${csweep[@]}" --result peaks --label "fast n2"
+            "$cluster" down >/dev/null 2>&1
+        done
         window compute
     fi
 
@@ -196,12 +204,13 @@ echo "uptime after:  $(uptime)"
 limit=${WB_WHATIF_BUSY_CPUS:-0.3}
 skipped=0
 
-# predict KIND LABEL SET TRUTH.h5 WHATIF-ARGS...: one row of the table from analysis.whatif's CSV
-# (the largest request) against TRUTH's median time per request at that request. KIND figure:
+# predict KIND LABEL SET TRUTH.h5[,TRUTH.h5...] WHATIF-ARGS...: one row of the table from analysis.whatif's
+# CSV (the largest request) against the truth runs' median time per request at that request, their
+# repetitions pooled. KIND figure:
 # within 15 % and inside the interval; known: the same, but a miss inside the interval is a known
 # miss; refused: no figure, and the row says the nodes share one machine. SET names the load window.
 predict() {
-    local kind=$1 label=$2 set=$3 truth=$4 rc
+    local kind=$1 label=$2 set=$3 truth=$out/${4//,/,$out/} rc
     shift 4
     if ! (cd "$repo" && "$python" -m analysis.whatif "$@" --csv "$tmp/$label.csv") >"$tmp/$label.log" 2>&1; then
         indent <"$tmp/$label.log"
@@ -209,7 +218,7 @@ predict() {
         return
     fi
     indent <"$tmp/$label.log"
-    "$python" - "$tmp/$label.csv" "$out/$truth" "$label" "$kind" >"$tmp/check.log" 2>&1 <<'EOF'
+    "$python" - "$tmp/$label.csv" "$truth" "$label" "$kind" >"$tmp/check.log" 2>&1 <<'EOF'
 import csv, sys
 from pathlib import Path
 sys.path.insert(0, ".")
@@ -217,12 +226,15 @@ from analysis.read.reader import open_run
 from analysis.derive import stats
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 row = max(rows, key=lambda r: float(r["now_s"]))
-run = open_run(Path(sys.argv[2]))
-pts = [p for p in run.points if p.scenario == "files"]
-want = max(pts, key=lambda p: p.nfiles)
 label, kind = sys.argv[3], sys.argv[4]
-# a disk change adds the read of the request's files to it: now and measured are t_read + t_total
-measured = stats.nanmedian(want.times["t_total"] + (want.times["t_read"] if label == "disk" else 0))
+samples = []
+for truth in sys.argv[2].split(","):  # runs of the truth's configuration: their repetitions pooled
+    run = open_run(Path(truth))
+    pts = [p for p in run.points if p.scenario == "files"]
+    want = max(pts, key=lambda p: p.nfiles)
+    # a disk change adds the read of the request's files to it: now and measured are t_read + t_total
+    samples += list(want.times["t_total"] + (want.times["t_read"] if label == "disk" else 0))
+measured = stats.nanmedian(samples)
 if kind == "refused":
     print(f"{label:9s} {row['request']:22s} predicted        – (not shown)  measured {measured * 1e3:8.1f} ms"
           f"  {row['limited_by'][:90]}")
@@ -258,7 +270,11 @@ echo "other jobs' CPUs around each set: link ${busy_of[link]:-?}, compute ${busy
 wants link && predict refused link link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" --link 1gbit
 wants link && predict known link-from link link-pi4-n4.h5 "$out/link-pi3-n2.h5" "$out/link-pi3-n4.h5" "$out/link-pi3-probe.h5" \
     --link-from "$out/link-pi4-probe.h5"
-wants compute && predict figure compute compute cpu-fast-n2.h5 "$out/cpu-slow-n2.h5" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
+if wants compute; then
+    fast=$(seq -f "cpu-fast-n2-%g.h5" -s, "$compute_runs")
+    mapfile -t slow < <(seq -f "$out/cpu-slow-n2-%g.h5" "$compute_runs")
+    predict figure compute compute "$fast" "${slow[@]}" "$out/cpu-slow-probe.h5" --compute "$out/cpu-fast-baseline.h5"
+fi
 wants disk && predict figure disk disk disk-usb-n2.h5 "$out/disk-sd-n2.h5" "$out/disk-sd-probe.h5" --disk "$out/disk-usb-io.h5"
 wants nodes && predict figure nodes nodes nodes-n6.h5 "$out/nodes-n2.h5" "$out/nodes-n4.h5" "$out/nodes-probe.h5" --nodes 6
 ((skipped)) && echo "$skipped skipped (other jobs took more than $limit CPUs)"

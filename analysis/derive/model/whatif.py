@@ -299,6 +299,10 @@ def predict_change(model: Model, check: HeldOut, point: FftPoint, nodes: int, rp
     """`point`'s request measured on `nodes` nodes, after every change in `changes`. With `cpu`,
     the ranks' CPU work (what they ran) over the cores they may use is a floor, now and after."""
     med, lo, hi, _n = stats.median_ci(point.times["t_total"])
+    if point.run_medians:
+        # runs pooled: the repetitions of one run agree more than the runs do, so now reaches
+        # every run's own median
+        lo, hi = min(lo, *point.run_medians), max(hi, *point.run_medians)
     hockney, after_nodes, disk, comp_change, link = None, nodes, None, None, None
     for ch in changes:
         if ch.kind == "link":

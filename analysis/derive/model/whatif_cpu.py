@@ -61,8 +61,10 @@ def _boot(host: dict) -> str:
     return str(host.get("boot_id", "") or "")
 
 
-def of_run(run: Run, nodes: int, rpn: int) -> Cpu | None:
-    """The run's CPU from /ceilings/machines and /hosts; None in files without them."""
+def of_run(run: Run, nodes: int, rpn: int, again: list[tuple[Run, dict[str, str]]] = ()) -> Cpu | None:
+    """The run's CPU from /ceilings/machines and /hosts; None in files without them. `again`: runs
+    of the same configuration pooled into it, each with a map of its point ids to run's, whose
+    repetitions' CPU follows run's own."""
     if not run.machines or not run.hosts:
         return None
     ms = ceilings.machines(run)
@@ -75,6 +77,12 @@ def of_run(run: Run, nodes: int, rpn: int) -> Cpu | None:
     if not cores > 0:
         return None
     work, ran = _work(run)
+    for other, ids in again:
+        for mine, theirs in zip((work, ran), _work(other)):
+            for pid, w in theirs.items():
+                to = ids.get(pid)
+                if to in mine:
+                    mine[to] = np.concatenate([mine[to], w])
     return Cpu(shared, ms[0].name, cores, quota, nodes, rpn,
                next(iter(boots)) if len(boots) == 1 else "", work, ran)
 
