@@ -1,11 +1,12 @@
-/* timer: the wall clock (MPI_Wtime), its resolution, sleeps and polling pauses. */
+/* timer: the clock (CLOCK_MONOTONIC), its resolution, sleeps and polling pauses. */
 #ifndef WB_TIMER_H
 #define WB_TIMER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Wall-clock time in seconds from an arbitrary origin (MPI_Wtime). Local. */
+/* Elapsed time in seconds from an arbitrary origin (CLOCK_MONOTONIC under every MPI: MPICH's
+ * MPI_Wtime follows the wall clock, steps and all). Local. */
 double wb_timer_now_s(void);
 
 /* CLOCK_REALTIME minus wb_timer_now_s, read back to back: adding it turns this process's

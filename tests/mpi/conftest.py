@@ -30,7 +30,7 @@ FAKETIME_LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 
 def faketime(spec: str) -> list[str]:
     """The words that start a rank with its wall clock (CLOCK_REALTIME) faked by libfaketime's spec
-    ("+0.25": 250 ms ahead; "+0 x0.5": at half speed), CLOCK_MONOTONIC and with it MPI_Wtime left true."""
+    ("+0.25": 250 ms ahead; "+0 x0.5": at half speed), CLOCK_MONOTONIC, wulfbench's clock, left true."""
     assert FAKETIME_LIB.exists(), f"{FAKETIME_LIB} is missing: apt-get install faketime (make test installs it)"
     return ["env", f"FAKETIME={spec}", "FAKETIME_DONT_FAKE_MONOTONIC=1", f"LD_PRELOAD={FAKETIME_LIB}"]
 

@@ -417,7 +417,7 @@ def test_stopped_worker_keeps_the_step_and_names_it(tmp_path):
 
 
 def test_clock_offset_of_a_worker_whose_wall_clock_is_ahead_matches_check(tmp_path):
-    """Rank 1's wall clock 250 ms ahead (libfaketime, CLOCK_MONOTONIC and so MPI_Wtime left alone):
+    """Rank 1's wall clock 250 ms ahead (libfaketime, CLOCK_MONOTONIC, wulfbench's clock, left alone):
     load stores that worker's wall-clock offset per step, and check, started the same way, reports
     the same offset within 1 ms."""
     ahead = faketime("+0.25")

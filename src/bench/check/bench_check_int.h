@@ -25,7 +25,7 @@ struct wb_check_fact {
     int64_t mem_avail_bytes;      /* -1 unknown */
     int64_t swap_used_bytes;      /* -1 unknown */
     int64_t throttle_flags;       /* Pi firmware flags, -1 unreadable */
-    double real_minus_wtime_s;    /* CLOCK_REALTIME minus MPI_Wtime, read back to back */
+    double real_minus_wtime_s;    /* CLOCK_REALTIME minus wb_timer_now_s, back to back */
     int32_t candidates;           /* interfaces Open MPI's TCP transport may pick from */
     char if_include[64];          /* OMPI_MCA_btl_tcp_if_include, "" if unset */
     struct wb_check_dir_fact io[WB_CHECK_MAX_IO_DIRS];

@@ -8,6 +8,7 @@
 
 #include "core/audio.h"
 #include "core/pagecache.h"
+#include "core/timer.h"
 #include "bench/fft/bench_fft_int.h"
 #include "par/comm.h"
 #include "core/error.h"
@@ -185,11 +186,11 @@ static void ahead_start(struct ahead *a, const char *path)
 /* Waits for the read started by ahead_start; the seconds waited. */
 static double ahead_wait(struct ahead *a)
 {
-    double t0 = MPI_Wtime();
+    double t0 = wb_timer_now_s();
     if (a->started)
         pthread_join(a->thread, NULL);
     a->started = 0;
-    return MPI_Wtime() - t0;
+    return wb_timer_now_s() - t0;
 }
 
 /* File j from the bytes read ahead; where that read failed (or its thread did not start), read again

@@ -75,7 +75,7 @@ struct wb_load_ctx {
     void *job_buf, *res_buf; /* workers: a job's audio and result; clients: res_buf for replies */
     double poll_s;
     double grace_s;          /* how long the head waits for workers after a step was cut off */
-    double *real_minus_wtime_s; /* head: every rank's CLOCK_REALTIME minus MPI_Wtime, from load_begin */
+    double *real_minus_wtime_s; /* head: every rank's CLOCK_REALTIME minus wb_timer_now_s, from load_begin */
 };
 
 /* One step's settings (the same on every rank) and, on the head, its outcome. */
