@@ -315,8 +315,7 @@ def table(items: list[Row], name: str = "whatif") -> Table:
 
 def lead(b: Basis) -> str:
     def pooled(i: int) -> str:
-        k = b.runs_of[i] if i < len(b.runs_of) else 1
-        return f", {k} runs of it pooled" if k > 1 else ""
+        return f", {b.runs_of[i]} runs of it pooled" if b.runs_of[i] > 1 else ""
     runs = ", ".join(f"{r.name} ({model.node_count(r)} node{'s' if model.node_count(r) != 1 else ''}"
                      f"{pooled(i)})" for i, (r, _p) in enumerate(b.items))
     held = (f"The model held on its held-out data ({b.check.text})." if b.shown

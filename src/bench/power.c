@@ -41,9 +41,9 @@ enum kind { K_NONE, K_RAPL, K_HWMON_E, K_HWMON_P, K_PI5 };
 static const char *const kind_names[] = {"unmeasured", "rapl", "hwmon", "hwmon", "pi5"};
 
 /* One repetition: monotonic times, the node's energy so far (J) and the glitch count at both ends;
- * utc1 is utc0 plus the monotonic time since m0, so a step of the wall clock cannot bend the window. */
+ * utc1 is utc0 plus t1 - t0, so a step of the wall clock cannot bend the window. */
 struct rec {
-    double t0, t1, e0, e1, utc0, utc1, m0;
+    double t0, t1, e0, e1, utc0, utc1;
     long g0, g1;
 };
 
@@ -588,7 +588,6 @@ void wb_power_rep_begin(int which)
         return;
     memset(r, 0, sizeof *r);
     r->utc0 = utc_s();
-    r->m0 = mono_s();
     r->e0 = r->e1 = NAN;
     struct series *s = &pw.s[which == WB_POWER_BASELINE];
     if (!s->started) {
@@ -613,7 +612,7 @@ void wb_power_rep_end(int which)
         energy_now(&r->e1, &r->g1, &r->t1);
     else
         r->t1 = mono_s();
-    r->utc1 = r->utc0 + (mono_s() - r->m0);
+    r->utc1 = r->utc0 + (r->t1 - r->t0);
 }
 
 void wb_power_rep_keep(int which)

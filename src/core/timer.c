@@ -5,9 +5,8 @@
 #include <mpi.h>
 #include <time.h>
 
-/* Whether MPI is running: MPICH refuses MPI_Wtick before MPI_Init and after
- * MPI_Finalize, and the unit tests and test tools never start it. Once seen running it is taken as
- * running, so the timed paths pay one branch. */
+/* Whether MPI is running: MPICH refuses MPI_Wtick before MPI_Init and after MPI_Finalize, and
+ * the unit tests and test tools never start it. Once seen running it is taken as running. */
 static int mpi_running(void)
 {
     static int up;

@@ -22,7 +22,7 @@ Five predictions, each then measured (short sweeps: fft --sweep files --files 1,
              4, 16 and 64 files: work under the quota's 1 ms slot escapes it), predict
              with --compute a --baseline run made in a node at --cpu-share 0.5, then run 2 nodes
              at 0.5 (0.5 -> 1.0 would ask two nodes for a full core each of this 2-core machine);
-             each side three times, in turn, its runs pooled (the same request at a quota moved
+             each side five times, in turn, its runs pooled (the same request at a quota moved
              by a tenth between runs);
   disk:      measured with pi1's disk at --disk sd-a1 (2 nodes, no CPU quota: a quota's slots run a
              decode after a slow read at full speed and after a fast one at the quota), requests of 1,
